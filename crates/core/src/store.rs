@@ -1,0 +1,3 @@
+//! Storage behind the `Store` trait. The only module that contains SQL.
+
+pub mod sqlite;

@@ -1,0 +1,1 @@
+//! Compiles a parsed filter and sort against the schema into parameterized SQLite SQL.
