@@ -1,10 +1,26 @@
 //! The a2app runtime: everything an app does, independent of any transport.
 //!
-//! `core` owns the app definition (`app`, `schema`), the filter grammar
-//! (`filter`), the records write and read paths (`records`), the realtime change
-//! feed (`realtime`) and storage (`store`, the only module that contains SQL).
-//! It does not know HTTP, axum, JSON-RPC or MCP: the server's handlers and MCP
-//! tools are thin adapters that call the same functions here.
+//! `core` owns the app definition (`app`, `schema`), the guard (`guard`), the
+//! filter grammar (`filter`), the records read and write paths (`records`),
+//! the realtime change feed (`realtime`) and storage (`store`, the only module
+//! that contains SQL). It does not know HTTP, axum, JSON-RPC or MCP: the
+//! server's handlers and MCP tools are thin adapters over the functions here.
 
+pub mod app;
+pub mod caller;
+pub mod clock;
+pub mod datetime;
+pub mod document;
+pub mod error;
 pub mod filter;
+pub mod guard;
+pub mod id;
+pub mod problem;
+pub mod realtime;
+pub mod records;
+pub mod schema;
 pub mod store;
+pub mod token;
+
+pub use app::{App, AppDefinition, OpenOptions};
+pub use error::Error;

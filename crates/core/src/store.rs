@@ -1,3 +1,121 @@
-//! Storage behind the `Store` trait. The only module that contains SQL.
+//! Storage behind the [`Store`] trait. The only module that contains SQL.
+//!
+//! The trait speaks in schema terms (entities, rows as JSON maps, parsed
+//! filters), never in SQL, so a PostgreSQL store can follow without touching
+//! `records` or any transport. Methods block: callers run them off the async
+//! runtime (`records` does, with `spawn_blocking`).
 
 pub mod sqlite;
+
+use crate::filter::{Expr, SortKey};
+use protocol::Violation;
+use protocol::schema::Schema;
+use serde_json::{Map, Value};
+
+pub use sqlite::query::{QueryContext, RequestInfo};
+
+/// A stored record: `id`, `created`, `updated` and every field, as typed JSON.
+pub type Row = Map<String, Value>;
+
+pub trait Store: Send + Sync + 'static {
+    /// Brings storage to `schema`: additive changes apply, destructive ones are
+    /// refused unless `allow_destructive`.
+    fn migrate(&self, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError>;
+
+    /// One page of rows matching a filter, and the total unless skipped.
+    fn list(&self, schema: &Schema, query: &ListQuery<'_>) -> Result<ListResult, StoreError>;
+
+    /// Rows of one entity by id, in no particular order; missing ids are skipped.
+    fn get_many(&self, schema: &Schema, entity: &str, ids: &[String]) -> Result<Vec<Row>, StoreError>;
+
+    /// Rows of `entity` whose `field` (a ref or list of refs) points at any of
+    /// `targets`, oldest first: the back-relation side of expand.
+    fn referencing(
+        &self,
+        schema: &Schema,
+        entity: &str,
+        field: &str,
+        targets: &[String],
+        limit: u64,
+    ) -> Result<Vec<Row>, StoreError>;
+
+    /// Applies one write in its own transaction (or savepoint) with its
+    /// read-back, and answers only once it is durable.
+    fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError>;
+}
+
+/// What a migration did (or would refuse to do).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Migration {
+    pub applied: Vec<String>,
+}
+
+pub struct ListQuery<'a> {
+    pub entity: &'a str,
+    pub filter: Option<&'a Expr>,
+    /// An extra condition ANDed with `filter` (a rule), never shown to the caller.
+    pub rule: Option<&'a Expr>,
+    pub sort: &'a [SortKey],
+    pub page: u64,
+    pub per_page: u64,
+    pub skip_total: bool,
+    pub ctx: &'a QueryContext,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListResult {
+    pub rows: Vec<Row>,
+    /// `None` when the count was skipped.
+    pub total: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteKind {
+    Create { id: String },
+    Update { id: String, if_match: Option<String> },
+    Delete { id: String },
+}
+
+/// One write, already through the guard: `values` are normalized field values.
+#[derive(Debug, Clone)]
+pub struct Write {
+    pub entity: String,
+    pub kind: WriteKind,
+    pub values: Map<String, Value>,
+    /// The wire-form time stamped into `created`/`updated`.
+    pub now: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// The row read back after the write (the deleted row for a delete).
+    pub row: Row,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no such record")]
+    NotFound,
+    #[error("a record with this id already exists")]
+    DuplicateId,
+    #[error("the write names records that do not exist")]
+    MissingRefs(Vec<Violation>),
+    #[error("values did not land")]
+    NotStored(Vec<Violation>),
+    #[error("the record changed since the given version")]
+    VersionConflict(Box<Row>),
+    #[error("the record is still referenced by {entity}.{field}")]
+    InUse { entity: String, field: String },
+    #[error("invalid filter: {0}")]
+    Filter(#[from] crate::filter::FilterError),
+    #[error("migration refused: {}", .0.join("; "))]
+    MigrationRefused(Vec<String>),
+    #[error("storage failure: {0}")]
+    Internal(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Internal(e.to_string())
+    }
+}

@@ -49,7 +49,6 @@ error_codes! {
     InvalidDaykey = ("invalid_daykey", 400),
     InvalidEnum = ("invalid_enum", 400),
     InvalidRef = ("invalid_ref", 400),
-    InvalidId = ("invalid_id", 400),
     TooLong = ("too_long", 400),
     OutOfRange = ("out_of_range", 400),
     InvalidJson = ("invalid_json", 400),
@@ -57,6 +56,7 @@ error_codes! {
     NotStored = ("not_stored", 500),
     DuplicateRequest = ("duplicate_request", 409),
     DuplicateId = ("duplicate_id", 409),
+    InUse = ("in_use", 409),
     VersionConflict = ("version_conflict", 409),
     // Addressing and queries.
     UnknownEntity = ("unknown_entity", 404),

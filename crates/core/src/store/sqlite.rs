@@ -1,3 +1,374 @@
-//! The SQLite store: one writer thread, a pool of readers, WAL.
+//! The SQLite store: WAL, one writer thread committing in groups, a pool of
+//! readers, cached prepared statements.
+//!
+//! Durability: the writer connection runs `synchronous = FULL`, so a COMMIT
+//! returns only after the WAL is on disk, and no write is acknowledged before
+//! its COMMIT returned (see `writer`).
 
+mod migrate;
 pub mod query;
+mod row;
+mod writer;
+
+use crate::store::{ListQuery, ListResult, Migration, Row, Store, StoreError, Write, WriteKind, Written};
+use protocol::schema::{Entity, FieldType, Schema};
+use protocol::{ErrorCode, Violation};
+use r2d2_sqlite::SqliteConnectionManager;
+use row::quote;
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, OptionalExtension, params_from_iter};
+use serde_json::{Map, Value};
+use std::path::Path;
+use std::sync::mpsc;
+use writer::{Deferred, Writer};
+
+pub struct SqliteStore {
+    readers: r2d2::Pool<SqliteConnectionManager>,
+    writer: Writer,
+}
+
+const STATEMENT_CACHE: usize = 256;
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;")
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the database file.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let conn = Connection::open(path)?;
+        configure(&conn)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Internal(format!("the database refused WAL mode ({mode})")));
+        }
+        conn.execute_batch("PRAGMA synchronous = FULL;")?;
+        let manager = SqliteConnectionManager::file(path)
+            .with_flags(rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .with_init(|c| configure(c));
+        let readers = r2d2::Pool::builder()
+            .max_size(8)
+            .min_idle(Some(2))
+            .build(manager)
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(SqliteStore { readers, writer: Writer::start(conn) })
+    }
+
+    fn reader(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, StoreError> {
+        self.readers.get().map_err(|e| StoreError::Internal(e.to_string()))
+    }
+
+    /// Runs `work` on the writer inside a savepoint; its result is returned
+    /// once the group it joined has committed. An `Err` rolls the savepoint back.
+    fn on_writer<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (tx, rx) = mpsc::sync_channel::<Result<T, StoreError>>(1);
+        let submitted = self.writer.submit(Box::new(move |conn| {
+            let result = work(conn);
+            let keep = result.is_ok();
+            let after: Deferred = Box::new(move |committed| {
+                let answer = match result {
+                    Ok(_) if !committed => Err(StoreError::Internal("the transaction did not commit".into())),
+                    other => other,
+                };
+                let _ = tx.send(answer);
+            });
+            (keep, after)
+        }));
+        if !submitted {
+            return Err(StoreError::Internal("the writer has stopped".into()));
+        }
+        rx.recv().map_err(|_| StoreError::Internal("the writer dropped a job".into()))?
+    }
+}
+
+fn entity<'s>(schema: &'s Schema, name: &str) -> Result<&'s Entity, StoreError> {
+    schema.entities.get(name).ok_or_else(|| StoreError::Internal(format!("unknown entity {name}")))
+}
+
+impl Store for SqliteStore {
+    fn migrate(&self, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
+        let schema = schema.clone();
+        self.on_writer(move |conn| migrate::migrate(conn, &schema, allow_destructive))
+    }
+
+    fn list(&self, schema: &Schema, q: &ListQuery<'_>) -> Result<ListResult, StoreError> {
+        let ent = entity(schema, q.entity)?;
+        let mut conditions = Vec::new();
+        let mut params: Vec<Sql> = Vec::new();
+        for expr in [q.filter, q.rule].into_iter().flatten() {
+            let frag = query::compile_filter(schema, q.entity, expr, q.ctx)?;
+            conditions.push(format!("({})", frag.sql));
+            params.extend(frag.params);
+        }
+        let where_sql = if conditions.is_empty() { "1".to_owned() } else { conditions.join(" AND ") };
+        let order = query::compile_sort(schema, q.entity, q.sort, q.ctx)?;
+        let table = quote(q.entity);
+        let mut sql = format!("SELECT {} FROM {table} WHERE {where_sql}", row::select_list(q.entity, ent));
+        let mut select_params = params.clone();
+        if !order.sql.is_empty() {
+            sql.push_str(" ORDER BY ");
+            sql.push_str(&order.sql);
+            select_params.extend(order.params);
+        }
+        sql.push_str(" LIMIT ? OFFSET ?");
+        let per_page = i64::try_from(q.per_page).unwrap_or(i64::MAX);
+        let offset = i64::try_from(q.page.saturating_sub(1).saturating_mul(q.per_page)).unwrap_or(i64::MAX);
+        select_params.push(Sql::Integer(per_page));
+        select_params.push(Sql::Integer(offset));
+
+        let conn = self.reader()?;
+        let rows = {
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mapped = stmt.query_map(params_from_iter(select_params.iter()), |r| row::read(ent, r))?;
+            mapped.collect::<Result<Vec<_>, _>>()?
+        };
+        let total = if q.skip_total {
+            None
+        } else if q.page <= 1 && (rows.len() as u64) < q.per_page {
+            // The first page is not full: it holds everything, no COUNT needed.
+            Some(rows.len() as u64)
+        } else {
+            let mut stmt = conn.prepare_cached(&format!("SELECT COUNT(*) FROM {table} WHERE {where_sql}"))?;
+            let n: i64 = stmt.query_row(params_from_iter(params.iter()), |r| r.get(0))?;
+            Some(u64::try_from(n).unwrap_or(0))
+        };
+        Ok(ListResult { rows, total })
+    }
+
+    fn get_many(&self, schema: &Schema, entity_name: &str, ids: &[String]) -> Result<Vec<Row>, StoreError> {
+        let ent = entity(schema, entity_name)?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let conn = self.reader()?;
+        if let [one] = ids {
+            return Ok(read_by_id(&conn, entity_name, ent, one)?.into_iter().collect());
+        }
+        let sql = format!(
+            "SELECT {} FROM {} WHERE \"id\" IN (SELECT value FROM json_each(?1))",
+            row::select_list(entity_name, ent),
+            quote(entity_name)
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let list = Value::from(ids.to_vec()).to_string();
+        let rows = stmt.query_map([list], |r| row::read(ent, r))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn referencing(
+        &self,
+        schema: &Schema,
+        entity_name: &str,
+        field: &str,
+        targets: &[String],
+        limit: u64,
+    ) -> Result<Vec<Row>, StoreError> {
+        let ent = entity(schema, entity_name)?;
+        let Some(spec) = ent.fields.get(field) else { return Ok(Vec::new()) };
+        let table = quote(entity_name);
+        let col = format!("{table}.{}", quote(field));
+        let condition = if spec.kind.is_multi() {
+            format!("EXISTS (SELECT 1 FROM json_each({col}) AS je WHERE je.value IN (SELECT value FROM json_each(?1)))")
+        } else {
+            format!("{col} IN (SELECT value FROM json_each(?1))")
+        };
+        let sql = format!(
+            "SELECT {} FROM {table} WHERE {condition} ORDER BY {table}._rowid_ LIMIT ?2",
+            row::select_list(entity_name, ent)
+        );
+        let conn = self.reader()?;
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let list = Value::from(targets.to_vec()).to_string();
+        let rows =
+            stmt.query_map(rusqlite::params![list, i64::try_from(limit).unwrap_or(i64::MAX)], |r| row::read(ent, r))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError> {
+        let schema = schema.clone();
+        self.on_writer(move |conn| apply(conn, &schema, write))
+    }
+}
+
+fn read_by_id(conn: &Connection, name: &str, ent: &Entity, id: &str) -> Result<Option<Row>, StoreError> {
+    let sql = format!("SELECT {} FROM {} WHERE \"id\" = ?1", row::select_list(name, ent), quote(name));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    Ok(stmt.query_row([id], |r| row::read(ent, r)).optional()?)
+}
+
+/// One write, inside the writer's savepoint.
+fn apply(conn: &Connection, schema: &Schema, write: Write) -> Result<Written, StoreError> {
+    let name = write.entity.as_str();
+    let ent = entity(schema, name)?;
+    let table = quote(name);
+    match &write.kind {
+        WriteKind::Create { id } => {
+            check_refs(conn, ent, &write.values)?;
+            let mut cols = vec!["\"id\"".to_owned()];
+            let mut params = vec![Sql::Text(id.clone())];
+            for (field, value) in &write.values {
+                let Some(spec) = ent.fields.get(field) else { continue };
+                cols.push(quote(field));
+                params.push(row::to_sql(&spec.kind, value));
+            }
+            cols.push("\"created\"".into());
+            cols.push("\"updated\"".into());
+            params.push(Sql::Text(write.now.clone()));
+            params.push(Sql::Text(write.now.clone()));
+            let marks = vec!["?"; cols.len()].join(", ");
+            let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", cols.join(", "));
+            match conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter())) {
+                Ok(_) => {}
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+                {
+                    return Err(StoreError::DuplicateId);
+                }
+                Err(e) => return Err(e.into()),
+            }
+            let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
+            read_back(&write.values, &row)?;
+            Ok(Written { row })
+        }
+        WriteKind::Update { id, if_match } => {
+            let current = read_by_id(conn, name, ent, id)?.ok_or(StoreError::NotFound)?;
+            if let Some(version) = if_match
+                && current.get("updated").and_then(Value::as_str) != Some(version.as_str())
+            {
+                return Err(StoreError::VersionConflict(Box::new(current)));
+            }
+            check_refs(conn, ent, &write.values)?;
+            let mut sets = Vec::new();
+            let mut params = Vec::new();
+            for (field, value) in &write.values {
+                let Some(spec) = ent.fields.get(field) else { continue };
+                sets.push(format!("{} = ?", quote(field)));
+                params.push(row::to_sql(&spec.kind, value));
+            }
+            sets.push("\"updated\" = ?".into());
+            params.push(Sql::Text(write.now.clone()));
+            params.push(Sql::Text(id.clone()));
+            let sql = format!("UPDATE {table} SET {} WHERE \"id\" = ?", sets.join(", "));
+            conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter()))?;
+            let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
+            read_back(&write.values, &row)?;
+            Ok(Written { row })
+        }
+        WriteKind::Delete { id } => {
+            let current = read_by_id(conn, name, ent, id)?.ok_or(StoreError::NotFound)?;
+            unlink(conn, schema, name, id, &write.now)?;
+            conn.prepare_cached(&format!("DELETE FROM {table} WHERE \"id\" = ?1"))?.execute([id])?;
+            if read_by_id(conn, name, ent, id)?.is_some() {
+                return Err(StoreError::NotStored(vec![Violation::new(
+                    ErrorCode::NotStored,
+                    "the record is still there after the delete",
+                )]));
+            }
+            Ok(Written { row: current })
+        }
+    }
+}
+
+fn missing_row() -> Violation {
+    Violation::new(ErrorCode::NotStored, "the record cannot be read back after the write")
+}
+
+/// Every ref must name an existing record of its entity.
+fn check_refs(conn: &Connection, ent: &Entity, values: &Map<String, Value>) -> Result<(), StoreError> {
+    let mut violations = Vec::new();
+    for (field, value) in values {
+        let Some(spec) = ent.fields.get(field) else { continue };
+        let Some(target) = spec.kind.target() else { continue };
+        let ids: Vec<&str> = match value {
+            Value::String(s) if !s.is_empty() => vec![s.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
+        };
+        let mut stmt = conn.prepare_cached(&format!("SELECT 1 FROM {} WHERE \"id\" = ?1", quote(target)))?;
+        for id in ids {
+            if !stmt.exists([id])? {
+                violations.push(
+                    Violation::new(
+                        ErrorCode::InvalidRef,
+                        format!("\"{field}\" names {id}, but {target} has no record with that id"),
+                    )
+                    .field(field.clone())
+                    .expected(format!("the id of an existing record of {target}"))
+                    .got(Value::from(id)),
+                );
+                break;
+            }
+        }
+    }
+    if violations.is_empty() { Ok(()) } else { Err(StoreError::MissingRefs(violations)) }
+}
+
+/// Compares every written value with what storage holds now.
+fn read_back(written: &Map<String, Value>, row: &Row) -> Result<(), StoreError> {
+    let violations: Vec<Violation> = written
+        .iter()
+        .filter(|(field, value)| !same_value(value, row.get(*field).unwrap_or(&Value::Null)))
+        .map(|(field, value)| {
+            Violation::new(ErrorCode::NotStored, format!("\"{field}\" was written but storage holds a different value"))
+                .field(field.clone())
+                .expected(value.to_string())
+                .got(row.get(field).cloned().unwrap_or(Value::Null))
+        })
+        .collect();
+    if violations.is_empty() { Ok(()) } else { Err(StoreError::NotStored(violations)) }
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Before a delete: refs to the record are cleared, as PocketBase does for
+/// optional relations; a required ref to it refuses the delete.
+fn unlink(conn: &Connection, schema: &Schema, target: &str, id: &str, now: &str) -> Result<(), StoreError> {
+    for (name, ent) in &schema.entities {
+        for (field, spec) in &ent.fields {
+            if spec.kind.target() != Some(target) {
+                continue;
+            }
+            let table = quote(name);
+            let col = quote(field);
+            let multi = matches!(spec.kind, FieldType::ListRef { .. });
+            let holds = if multi {
+                format!("EXISTS (SELECT 1 FROM json_each({table}.{col}) WHERE value = ?1)")
+            } else {
+                format!("{table}.{col} = ?1")
+            };
+            if spec.required {
+                let used: bool =
+                    conn.prepare_cached(&format!("SELECT 1 FROM {table} WHERE {holds} LIMIT 1"))?.exists([id])?;
+                if used {
+                    return Err(StoreError::InUse { entity: name.clone(), field: field.clone() });
+                }
+                continue;
+            }
+            let set = if multi {
+                format!("(SELECT json_group_array(value) FROM json_each({table}.{col}) WHERE value != ?1)")
+            } else {
+                "''".to_owned()
+            };
+            conn.prepare_cached(&format!("UPDATE {table} SET {col} = {set}, \"updated\" = ?2 WHERE {holds}"))?
+                .execute([id, now])?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,155 @@
+//! An app directory: `app.toml`, `schema.json`, `operations.json`, `ui/`, and
+//! the runtime state created at launch (`data/`, `logs/`, `.agent-token`).
+//!
+//! Loading validates every file and reports every problem at once; it is what
+//! `agent-app check` runs, and `serve` refuses to start on a directory that
+//! does not load.
+
+pub mod config;
+pub mod operations;
+
+use crate::problem::Problem;
+use protocol::schema::Schema;
+use std::path::{Path, PathBuf};
+
+pub use config::{AppConfig, AuthMode};
+
+/// A validated app definition.
+#[derive(Debug, Clone)]
+pub struct AppDefinition {
+    pub dir: PathBuf,
+    pub config: AppConfig,
+    pub schema: Schema,
+    pub operations: Vec<operations::Operation>,
+}
+
+impl AppDefinition {
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    pub fn logs_dir(&self) -> PathBuf {
+        self.dir.join("logs")
+    }
+
+    pub fn ui_dir(&self) -> PathBuf {
+        self.dir.join("ui")
+    }
+
+    pub fn token_path(&self) -> PathBuf {
+        self.dir.join(".agent-token")
+    }
+}
+
+/// Reads and validates an app directory. On failure, every problem found.
+pub fn load(dir: &Path) -> Result<AppDefinition, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let read = |name: &'static str, problems: &mut Vec<Problem>, required: bool| -> Option<String> {
+        match std::fs::read_to_string(dir.join(name)) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => None,
+            Err(e) => {
+                let message = if e.kind() == std::io::ErrorKind::NotFound {
+                    "missing: every app needs this file".to_owned()
+                } else {
+                    format!("cannot be read: {e}")
+                };
+                problems.push(Problem { file: name, path: "$".into(), message });
+                None
+            }
+        }
+    };
+    let config = read(config::FILE, &mut problems, true).and_then(|text| match config::parse(&text) {
+        Ok(c) => Some(c),
+        Err(p) => {
+            problems.extend(p.list);
+            None
+        }
+    });
+    let multi_user = config.as_ref().is_some_and(|c| c.auth_mode == AuthMode::MultiUser);
+    let schema =
+        read(crate::schema::FILE, &mut problems, true).and_then(|text| match crate::schema::parse(&text, multi_user) {
+            Ok(s) => Some(s),
+            Err(p) => {
+                problems.extend(p.list);
+                None
+            }
+        });
+    let operations = match read(operations::FILE, &mut problems, false) {
+        None => Some(Vec::new()),
+        Some(text) => match operations::parse(&text, schema.as_ref()) {
+            Ok(ops) => Some(ops),
+            Err(p) => {
+                problems.extend(p.list);
+                None
+            }
+        },
+    };
+    match (config, schema, operations) {
+        (Some(config), Some(schema), Some(operations)) if problems.is_empty() => {
+            Ok(AppDefinition { dir: dir.to_path_buf(), config, schema, operations })
+        }
+        _ => Err(problems),
+    }
+}
+
+/// A running app: its definition, its store, its clock and its change feed.
+pub struct App {
+    pub definition: AppDefinition,
+    pub store: std::sync::Arc<dyn crate::store::Store>,
+    pub clock: std::sync::Arc<dyn crate::clock::Clock>,
+    pub realtime: crate::realtime::Hub,
+    /// `schemaVersion`: the fingerprint of the schema being served.
+    pub schema_version: String,
+}
+
+/// How to open an app.
+#[derive(Clone)]
+pub struct OpenOptions {
+    /// Apply migrations that lose or reinterpret data.
+    pub allow_destructive: bool,
+    pub clock: std::sync::Arc<dyn crate::clock::Clock>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { allow_destructive: false, clock: std::sync::Arc::new(crate::clock::SystemClock) }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot prepare {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("the schema change was refused because it would lose data:\n  - {}\nre-run with --allow-destructive to apply it anyway", .0.join("\n  - "))]
+    Refused(Vec<String>),
+    #[error("cannot open the database: {0}")]
+    Store(String),
+}
+
+impl App {
+    /// Creates the runtime directories, opens the database and migrates it.
+    /// Returns the app and what the migration applied.
+    pub fn open(definition: AppDefinition, options: OpenOptions) -> Result<(App, Vec<String>), OpenError> {
+        for dir in [definition.data_dir(), definition.logs_dir()] {
+            std::fs::create_dir_all(&dir).map_err(|source| OpenError::Io { path: dir.clone(), source })?;
+        }
+        let store = crate::store::sqlite::SqliteStore::open(&definition.data_dir().join("data.db"))
+            .map_err(|e| OpenError::Store(e.to_string()))?;
+        let migration = crate::store::Store::migrate(&store, &definition.schema, options.allow_destructive).map_err(
+            |e| match e {
+                crate::store::StoreError::MigrationRefused(what) => OpenError::Refused(what),
+                other => OpenError::Store(other.to_string()),
+            },
+        )?;
+        let schema_version = crate::schema::fingerprint(&definition.schema);
+        let app = App {
+            definition,
+            store: std::sync::Arc::new(store),
+            clock: options.clock,
+            realtime: crate::realtime::Hub::new(),
+            schema_version,
+        };
+        Ok((app, migration.applied))
+    }
+}

@@ -1,0 +1,153 @@
+//! `app.toml`: the app's identity and settings.
+
+use crate::problem::{Problems, join};
+use toml::{Table, Value};
+
+pub const FILE: &str = "app.toml";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMode {
+    SingleUser,
+    MultiUser,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppConfig {
+    /// `app.id`: stable across ports and restarts; clients pin it.
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub auth_mode: AuthMode,
+    /// IANA zone the app lives in (schedules, `serverTzOffsetMinutes`).
+    pub timezone: String,
+    pub http: HttpConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HttpConfig {
+    /// Host names answered besides loopback (deployed mode).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to write besides the app's own.
+    pub allowed_origins: Vec<String>,
+}
+
+/// Parses `app.toml`, reporting every problem.
+pub fn parse(text: &str) -> Result<AppConfig, Problems> {
+    let mut problems = Problems::new(FILE);
+    let table: Table = match text.parse() {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push("$", format!("not valid TOML: {}", e.message()));
+            return Err(problems);
+        }
+    };
+    let mut config = AppConfig {
+        id: String::new(),
+        name: String::new(),
+        description: String::new(),
+        auth_mode: AuthMode::SingleUser,
+        timezone: "UTC".into(),
+        http: HttpConfig::default(),
+    };
+    let mut saw_id = false;
+    for (key, value) in &table {
+        let path = join("$", key);
+        match key.as_str() {
+            "id" => {
+                saw_id = true;
+                match value.as_str() {
+                    Some(id) if is_app_id(id) => config.id = id.to_owned(),
+                    _ => problems.push(&path, "id must be 1-64 characters of a-z, 0-9, '-', '_' or '.'"),
+                }
+            }
+            "name" => match value.as_str() {
+                Some(n) if !n.trim().is_empty() => config.name = n.to_owned(),
+                _ => problems.push(&path, "name must be a non-empty string"),
+            },
+            "description" => match value.as_str() {
+                Some(d) => config.description = d.to_owned(),
+                None => problems.push(&path, "description must be a string"),
+            },
+            "auth_mode" => match value.as_str() {
+                Some("single-user") => config.auth_mode = AuthMode::SingleUser,
+                Some("multi-user") => config.auth_mode = AuthMode::MultiUser,
+                _ => problems.push(&path, "auth_mode must be \"single-user\" or \"multi-user\""),
+            },
+            "timezone" => match value.as_str() {
+                Some(tz) if jiff::tz::TimeZone::get(tz).is_ok() => config.timezone = tz.to_owned(),
+                _ => problems
+                    .push(&path, format!("unknown time zone {value} (an IANA name like \"Europe/Berlin\" or \"UTC\")")),
+            },
+            "http" => config.http = http(value, &path, &mut problems),
+            other => problems.push(
+                &path,
+                format!("unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http)"),
+            ),
+        }
+    }
+    if !saw_id {
+        problems.push("$", "missing \"id\": the app's stable identity");
+    }
+    if config.name.is_empty() && !table.contains_key("name") {
+        problems.push("$", "missing \"name\"");
+    }
+    if problems.is_empty() { Ok(config) } else { Err(problems) }
+}
+
+fn http(value: &Value, path: &str, problems: &mut Problems) -> HttpConfig {
+    let mut http = HttpConfig::default();
+    let Some(table) = value.as_table() else {
+        problems.push(path, "http must be a table");
+        return http;
+    };
+    for (key, value) in table {
+        let kpath = join(path, key);
+        let list =
+            || -> Option<Vec<String>> { value.as_array()?.iter().map(|v| v.as_str().map(str::to_owned)).collect() };
+        match key.as_str() {
+            "allowed_hosts" => match list() {
+                Some(hosts) => http.allowed_hosts = hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
+                None => problems.push(&kpath, "allowed_hosts must be a list of host names"),
+            },
+            "allowed_origins" => match list() {
+                Some(origins) => http.allowed_origins = origins,
+                None => {
+                    problems.push(&kpath, "allowed_origins must be a list of origins like \"https://app.example.com\"")
+                }
+            },
+            other => {
+                problems.push(&kpath, format!("unknown key \"{other}\" (allowed: allowed_hosts, allowed_origins)"))
+            }
+        }
+    }
+    http
+}
+
+fn is_app_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_kanban_config() {
+        let c = parse(include_str!("../../../../examples/kanban/app.toml")).unwrap();
+        assert_eq!(c.id, "kanban");
+        assert_eq!(c.name, "Kanban Board");
+        assert_eq!(c.auth_mode, AuthMode::SingleUser);
+    }
+
+    #[test]
+    fn reports_every_problem() {
+        let err = parse(
+            "id = \"Bad Id\"\nauth_mode = \"both\"\ntimezone = \"Mars/Base\"\ncolor = 1\n[http]\nallowed_hostz = []\n",
+        )
+        .unwrap_err();
+        let got: Vec<String> = err.list.iter().map(|p| p.path.clone()).collect();
+        assert_eq!(got, ["$.id", "$.auth_mode", "$.timezone", "$.color", "$.http.allowed_hostz", "$"]);
+    }
+}

@@ -1,0 +1,108 @@
+//! The core error type and its one mapping onto the protocol's code table.
+
+use crate::filter::FilterError;
+use crate::store::StoreError;
+use protocol::{ErrorBody, ErrorCode, Violation};
+use serde_json::{Map, Value};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("unknown entity {0}")]
+    UnknownEntity(String),
+    #[error("no such record")]
+    NotFound,
+    /// The guard refused the write; every violation is listed.
+    #[error("the write was refused")]
+    Invalid(Vec<Violation>),
+    #[error("bad filter: {0}")]
+    InvalidFilter(FilterError),
+    #[error("bad query: {0}")]
+    InvalidQuery(String),
+    #[error("a record with this id already exists")]
+    DuplicateId(String),
+    #[error("the record is still referenced")]
+    InUse { entity: String, field: String },
+    #[error("values did not land")]
+    NotStored(Vec<Violation>),
+    #[error("version conflict")]
+    VersionConflict(Box<Map<String, Value>>),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => Error::NotFound,
+            StoreError::DuplicateId => Error::DuplicateId(String::new()),
+            StoreError::MissingRefs(v) => Error::Invalid(v),
+            StoreError::NotStored(v) => Error::NotStored(v),
+            StoreError::VersionConflict(row) => Error::VersionConflict(row),
+            StoreError::InUse { entity, field } => Error::InUse { entity, field },
+            StoreError::Filter(f) => Error::InvalidFilter(f),
+            StoreError::MigrationRefused(what) => Error::Internal(what.join("; ")),
+            StoreError::Internal(detail) => Error::Internal(detail),
+        }
+    }
+}
+
+impl Error {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::UnknownEntity(_) => ErrorCode::UnknownEntity,
+            Error::NotFound => ErrorCode::NotFound,
+            Error::Invalid(v) => v.first().map(|v| v.code).unwrap_or(ErrorCode::InvalidJson),
+            Error::InvalidFilter(_) => ErrorCode::InvalidFilter,
+            Error::InvalidQuery(_) => ErrorCode::InvalidQuery,
+            Error::DuplicateId(_) => ErrorCode::DuplicateId,
+            Error::InUse { .. } => ErrorCode::InUse,
+            Error::NotStored(_) => ErrorCode::NotStored,
+            Error::VersionConflict(_) => ErrorCode::VersionConflict,
+            Error::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// The envelope sent to the caller. Internal detail never leaves here:
+    /// the caller of this function logs it.
+    pub fn to_body(&self) -> ErrorBody {
+        let code = self.code();
+        match self {
+            Error::UnknownEntity(name) => ErrorBody::new(
+                code,
+                format!("\"{name}\" is not an entity of this app; read /api/_a2app/describe for the list"),
+            ),
+            Error::NotFound => ErrorBody::new(code, "The requested resource wasn't found."),
+            Error::Invalid(violations) => {
+                let message = match violations.len() {
+                    1 => violations[0].message.clone(),
+                    n => format!("{n} problems with this write; each is listed in violations"),
+                };
+                ErrorBody::from_violations(code, message, violations.clone())
+            }
+            Error::InvalidFilter(f) => {
+                ErrorBody::new(code, format!("invalid filter: {} at position {}", f.message, f.position))
+                    .with_extra("position", Value::from(f.position))
+            }
+            Error::InvalidQuery(why) => ErrorBody::new(code, why.clone()),
+            Error::DuplicateId(id) => {
+                ErrorBody::new(code, "a record with this id already exists").with_extra("id", Value::from(id.clone()))
+            }
+            Error::InUse { entity, field } => ErrorBody::new(
+                code,
+                format!(
+                    "the record is still referenced by the required field {entity}.{field}; change or delete those records first"
+                ),
+            ),
+            Error::NotStored(violations) => ErrorBody::from_violations(
+                code,
+                "the write did not land as sent; nothing was changed",
+                violations.clone(),
+            ),
+            Error::VersionConflict(current) => {
+                ErrorBody::new(code, "the record changed since the version you sent; the current record is attached")
+                    .with_extra("record", Value::Object((**current).clone()))
+            }
+            Error::Internal(_) => ErrorBody::new(code, "Something went wrong while processing your request."),
+        }
+    }
+}

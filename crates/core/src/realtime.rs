@@ -1,0 +1,61 @@
+//! The change feed: every committed write is published here, once.
+//!
+//! Transports subscribe (the SSE realtime API today) and filter by topic.
+//! A slow subscriber that falls behind misses events rather than slowing
+//! writers: the channel is bounded and lagging receivers are told so.
+
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Create,
+    Update,
+    Delete,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Delete => "delete",
+        }
+    }
+}
+
+/// One committed change, with the record as stored (the deleted one for a delete).
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub action: Action,
+    pub entity: String,
+    pub record: Map<String, Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Hub {
+    tx: broadcast::Sender<Arc<Change>>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Hub::new()
+    }
+}
+
+impl Hub {
+    pub fn new() -> Hub {
+        let (tx, _) = broadcast::channel(4096);
+        Hub { tx }
+    }
+
+    pub fn publish(&self, change: Change) {
+        // No subscriber is not an error.
+        let _ = self.tx.send(Arc::new(change));
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.tx.subscribe()
+    }
+}

@@ -1,0 +1,137 @@
+//! `expand`: relations resolved into the response, PocketBase-style.
+//!
+//! `expand=list,assignees,cards_via_list.assignees` puts the referenced records
+//! under each record's `expand` key: one record for a `ref`, a list for a
+//! `list<ref>` and for a back-relation (`<entity>_via_<field>`). Paths nest up
+//! to six levels; names that are not relations are ignored, as PocketBase does.
+//! Each level costs one store query for the whole page, not one per record.
+
+use super::{blocking, present};
+use crate::app::App;
+use crate::error::Error;
+use indexmap::IndexMap;
+use protocol::schema::FieldType;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub const MAX_DEPTH: usize = 6;
+/// At most this many back-related records are expanded per query.
+pub const MAX_BACK_RELATIONS: u64 = 1000;
+
+#[derive(Debug, Default)]
+struct Tree(IndexMap<String, Tree>);
+
+fn parse(spec: &str) -> Tree {
+    let mut root = Tree::default();
+    for path in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let mut node = &mut root;
+        for part in path.split('.').take(MAX_DEPTH) {
+            node = node.0.entry(part.to_owned()).or_default();
+        }
+    }
+    root
+}
+
+type Records = Vec<Map<String, Value>>;
+
+/// Expands `spec` on `records` (all of `entity`).
+pub async fn apply(app: &Arc<App>, entity: &str, records: &mut Records, spec: Option<&str>) -> Result<(), Error> {
+    let Some(spec) = spec.filter(|s| !s.trim().is_empty()) else { return Ok(()) };
+    let tree = parse(spec);
+    walk(Arc::clone(app), entity.to_owned(), records, &tree).await
+}
+
+fn walk<'a>(
+    app: Arc<App>,
+    entity: String,
+    records: &'a mut Records,
+    tree: &'a Tree,
+) -> Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'a>> {
+    Box::pin(async move {
+        if records.is_empty() {
+            return Ok(());
+        }
+        for (name, sub) in &tree.0 {
+            let schema = &app.definition.schema;
+            let Some(ent) = schema.entities.get(&entity) else { return Ok(()) };
+            if let Some(target) = ent.fields.get(name).and_then(|f| f.kind.target()).map(str::to_owned) {
+                let multi = matches!(ent.fields[name].kind, FieldType::ListRef { .. });
+                let mut ids: Vec<String> = Vec::new();
+                for r in records.iter() {
+                    for id in ref_ids(r.get(name)) {
+                        if !ids.contains(&id) {
+                            ids.push(id);
+                        }
+                    }
+                }
+                let app2 = Arc::clone(&app);
+                let t = target.clone();
+                let rows = blocking(move || Ok(app2.store.get_many(&app2.definition.schema, &t, &ids)?)).await?;
+                let mut related: Records = rows.into_iter().map(|r| present(&target, r)).collect();
+                walk(Arc::clone(&app), target.clone(), &mut related, sub).await?;
+                let by_id: IndexMap<String, Map<String, Value>> =
+                    related.into_iter().filter_map(|r| Some((r.get("id")?.as_str()?.to_owned(), r))).collect();
+                for r in records.iter_mut() {
+                    let found: Vec<Value> = ref_ids(r.get(name))
+                        .iter()
+                        .filter_map(|id| by_id.get(id))
+                        .map(|m| Value::Object(m.clone()))
+                        .collect();
+                    let value = match (multi, found.len()) {
+                        (_, 0) => continue,
+                        (false, _) => found.into_iter().next().unwrap_or(Value::Null),
+                        (true, _) => Value::Array(found),
+                    };
+                    attach(r, name, value);
+                }
+            } else if let Some((source, field)) = back_relation(&app, &entity, name) {
+                let ids: Vec<String> =
+                    records.iter().filter_map(|r| r.get("id")?.as_str().map(str::to_owned)).collect();
+                let app2 = Arc::clone(&app);
+                let (s, f) = (source.clone(), field.clone());
+                let rows = blocking(move || {
+                    Ok(app2.store.referencing(&app2.definition.schema, &s, &f, &ids, MAX_BACK_RELATIONS)?)
+                })
+                .await?;
+                let mut related: Records = rows.into_iter().map(|r| present(&source, r)).collect();
+                walk(Arc::clone(&app), source.clone(), &mut related, sub).await?;
+                for r in records.iter_mut() {
+                    let Some(id) = r.get("id").and_then(Value::as_str).map(str::to_owned) else { continue };
+                    let found: Vec<Value> = related
+                        .iter()
+                        .filter(|rel| ref_ids(rel.get(&field)).contains(&id))
+                        .map(|m| Value::Object(m.clone()))
+                        .collect();
+                    if !found.is_empty() {
+                        attach(r, name, Value::Array(found));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `<source>_via_<field>` where `source.field` points at `entity`.
+fn back_relation(app: &App, entity: &str, name: &str) -> Option<(String, String)> {
+    let (source, field) = name.split_once("_via_")?;
+    let spec = app.definition.schema.entities.get(source)?.fields.get(field)?;
+    (spec.kind.target() == Some(entity)).then(|| (source.to_owned(), field.to_owned()))
+}
+
+fn ref_ids(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::String(s)) if !s.is_empty() => vec![s.clone()],
+        Some(Value::Array(items)) => items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn attach(record: &mut Map<String, Value>, name: &str, value: Value) {
+    let expand = record.entry("expand").or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(map) = expand {
+        map.insert(name.to_owned(), value);
+    }
+}

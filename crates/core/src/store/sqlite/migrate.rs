@@ -1,0 +1,207 @@
+//! Schema migration at launch.
+//!
+//! The schema last applied is kept in `_a2app_meta`; the new one is compared
+//! with it (and with the tables that really exist). Additive changes apply at
+//! once. A change that would lose or reinterpret stored data is refused with a
+//! message naming it, unless the operator allowed destruction; a drop or type
+//! change of something that holds no data is not destructive and applies.
+
+use super::row::{column_decl, quote};
+use crate::store::{Migration, StoreError};
+use protocol::schema::{Entity, FieldType, Schema};
+use rusqlite::{Connection, OptionalExtension};
+use std::collections::{BTreeSet, HashMap};
+
+const META: &str = "_a2app_meta";
+const INDEX_PREFIX: &str = "a2app_idx_";
+
+/// Runs inside the writer's savepoint: a refusal rolls every step back.
+pub fn migrate(tx: &Connection, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
+    tx.execute_batch(&format!(
+        "CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"
+    ))?;
+    let previous: Schema = tx
+        .query_row(&format!("SELECT value FROM {META} WHERE key = 'schema'"), [], |r| r.get::<_, String>(0))
+        .optional()?
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let mut plan = Plan { tx, allow_destructive, applied: Vec::new(), refused: Vec::new() };
+
+    for (name, entity) in &schema.entities {
+        if table_exists(tx, name)? {
+            plan.evolve(name, previous.entities.get(name), entity)?;
+        } else {
+            plan.create(name, entity)?;
+        }
+    }
+    for (name, _) in previous.entities.iter().filter(|(n, _)| !schema.entities.contains_key(*n)) {
+        if !table_exists(tx, name)? {
+            continue;
+        }
+        let rows: i64 = tx.query_row(&format!("SELECT COUNT(*) FROM {}", quote(name)), [], |r| r.get(0))?;
+        if rows > 0 && !allow_destructive {
+            plan.refused.push(format!("dropping entity \"{name}\" would delete its {rows} records"));
+            continue;
+        }
+        tx.execute_batch(&format!("DROP TABLE {}", quote(name)))?;
+        plan.applied.push(format!("dropped entity {name} ({rows} records)"));
+    }
+    let Plan { applied, refused, .. } = plan;
+    if !refused.is_empty() {
+        return Err(StoreError::MigrationRefused(refused));
+    }
+    let text = serde_json::to_string(schema).map_err(|e| StoreError::Internal(e.to_string()))?;
+    tx.execute(&format!("INSERT INTO {META} (key, value) VALUES ('schema', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value"), [text])?;
+    Ok(Migration { applied })
+}
+
+struct Plan<'a> {
+    tx: &'a Connection,
+    allow_destructive: bool,
+    applied: Vec<String>,
+    refused: Vec<String>,
+}
+
+impl Plan<'_> {
+    fn create(&mut self, name: &str, entity: &Entity) -> Result<(), StoreError> {
+        let mut cols = vec!["\"id\" TEXT PRIMARY KEY NOT NULL".to_owned()];
+        for (field, spec) in &entity.fields {
+            cols.push(format!("{} {}", quote(field), column_decl(&spec.kind)));
+        }
+        cols.push("\"created\" TEXT NOT NULL DEFAULT ''".into());
+        cols.push("\"updated\" TEXT NOT NULL DEFAULT ''".into());
+        self.tx.execute_batch(&format!("CREATE TABLE {} ({})", quote(name), cols.join(", ")))?;
+        self.applied.push(format!("created entity {name}"));
+        self.sync_indexes(name, entity)
+    }
+
+    fn evolve(&mut self, name: &str, before: Option<&Entity>, entity: &Entity) -> Result<(), StoreError> {
+        let columns = columns(self.tx, name)?;
+        for (field, spec) in &entity.fields {
+            let Some(decl) = columns.get(field) else {
+                self.tx.execute_batch(&format!(
+                    "ALTER TABLE {} ADD COLUMN {} {}",
+                    quote(name),
+                    quote(field),
+                    column_decl(&spec.kind)
+                ))?;
+                self.applied.push(format!("added field {name}.{field}"));
+                continue;
+            };
+            let old_kind = before.and_then(|e| e.fields.get(field)).map(|f| &f.kind);
+            let changed = match old_kind {
+                Some(old) => old.name() != spec.kind.name() || old.target() != spec.kind.target(),
+                // No record of the old type: trust the column declaration.
+                None => !column_decl(&spec.kind).starts_with(decl.as_str()),
+            };
+            if !changed {
+                continue;
+            }
+            let from = old_kind.map(FieldType::name).unwrap_or(decl.as_str());
+            let held = self.rows_holding(name, field)?;
+            if held > 0 && !self.allow_destructive {
+                self.refused.push(format!(
+                    "changing the type of {name}.{field} from {from} to {} would reinterpret {held} stored values",
+                    spec.kind.name()
+                ));
+                continue;
+            }
+            self.drop_indexes_on(name, field)?;
+            self.tx.execute_batch(&format!("ALTER TABLE {} DROP COLUMN {}", quote(name), quote(field)))?;
+            self.tx.execute_batch(&format!(
+                "ALTER TABLE {} ADD COLUMN {} {}",
+                quote(name),
+                quote(field),
+                column_decl(&spec.kind)
+            ))?;
+            self.applied.push(format!(
+                "changed the type of {name}.{field} from {from} to {} ({held} values reset)",
+                spec.kind.name()
+            ));
+        }
+        for column in columns.keys() {
+            if ["id", "created", "updated"].contains(&column.as_str()) || entity.fields.contains_key(column) {
+                continue;
+            }
+            let held = self.rows_holding(name, column)?;
+            if held > 0 && !self.allow_destructive {
+                self.refused.push(format!("dropping field {name}.{column} would lose its values in {held} records"));
+                continue;
+            }
+            self.drop_indexes_on(name, column)?;
+            self.tx.execute_batch(&format!("ALTER TABLE {} DROP COLUMN {}", quote(name), quote(column)))?;
+            self.applied.push(format!("dropped field {name}.{column} ({held} values)"));
+        }
+        self.sync_indexes(name, entity)
+    }
+
+    /// Rows whose column holds something other than its empty value.
+    fn rows_holding(&self, table: &str, column: &str) -> Result<i64, StoreError> {
+        let c = quote(column);
+        let sql =
+            format!("SELECT COUNT(*) FROM {} WHERE {c} IS NOT NULL AND {c} NOT IN ('', 0, '[]', 'null')", quote(table));
+        Ok(self.tx.query_row(&sql, [], |r| r.get(0))?)
+    }
+
+    /// Drops the managed indexes covering `column` (SQLite refuses to drop an indexed column).
+    fn drop_indexes_on(&mut self, table: &str, column: &str) -> Result<(), StoreError> {
+        for index in managed_indexes(self.tx, table)? {
+            let mut stmt = self.tx.prepare(&format!("PRAGMA index_info({})", quote(&index)))?;
+            let cols: Vec<String> = stmt.query_map([], |r| r.get(2))?.collect::<Result<_, _>>()?;
+            if cols.iter().any(|c| c == column) {
+                self.tx.execute_batch(&format!("DROP INDEX {}", quote(&index)))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_indexes(&mut self, table: &str, entity: &Entity) -> Result<(), StoreError> {
+        let existing: BTreeSet<String> = managed_indexes(self.tx, table)?.into_iter().collect();
+        // `created` is always indexed: the newest-first listing sorts on it.
+        let mut wanted = vec![vec!["created".to_owned()]];
+        wanted.extend(entity.indexes.iter().cloned());
+        let wanted: Vec<(String, Vec<String>)> =
+            wanted.into_iter().map(|cols| (format!("{INDEX_PREFIX}{table}__{}", cols.join("__")), cols)).collect();
+        for index in &existing {
+            if !wanted.iter().any(|(name, _)| name == index) {
+                self.tx.execute_batch(&format!("DROP INDEX {}", quote(index)))?;
+                self.applied.push(format!("dropped index {index}"));
+            }
+        }
+        for (index, cols) in wanted {
+            if existing.contains(&index) {
+                continue;
+            }
+            let list: Vec<String> = cols.iter().map(|c| quote(c)).collect();
+            self.tx.execute_batch(&format!(
+                "CREATE INDEX {} ON {} ({})",
+                quote(&index),
+                quote(table),
+                list.join(", ")
+            ))?;
+            self.applied.push(format!("created index {index}"));
+        }
+        Ok(())
+    }
+}
+
+fn managed_indexes(tx: &Connection, table: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = tx.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND substr(name, 1, 10) = 'a2app_idx_'",
+    )?;
+    Ok(stmt.query_map([table], |r| r.get(0))?.collect::<Result<_, _>>()?)
+}
+
+fn table_exists(tx: &Connection, name: &str) -> Result<bool, StoreError> {
+    Ok(tx
+        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Column name → declared type (upper case).
+fn columns(tx: &Connection, table: &str) -> Result<HashMap<String, String>, StoreError> {
+    let mut stmt = tx.prepare(&format!("PRAGMA table_info({})", quote(table)))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?.to_uppercase())))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
