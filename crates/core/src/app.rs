@@ -101,6 +101,8 @@ pub struct App {
     pub realtime: crate::realtime::Hub,
     /// `schemaVersion`: the fingerprint of the schema being served.
     pub schema_version: String,
+    /// The loopback write credential (`.agent-token`).
+    pub agent_token: String,
 }
 
 /// How to open an app.
@@ -142,6 +144,9 @@ impl App {
                 other => OpenError::Store(other.to_string()),
             },
         )?;
+        let token_path = definition.token_path();
+        let agent_token =
+            crate::token::ensure(&token_path).map_err(|source| OpenError::Io { path: token_path, source })?;
         let schema_version = crate::schema::fingerprint(&definition.schema);
         let app = App {
             definition,
@@ -149,6 +154,7 @@ impl App {
             clock: options.clock,
             realtime: crate::realtime::Hub::new(),
             schema_version,
+            agent_token,
         };
         Ok((app, migration.applied))
     }

@@ -26,6 +26,14 @@ pub enum Error {
     NotStored(Vec<Violation>),
     #[error("version conflict")]
     VersionConflict(Box<Map<String, Value>>),
+    #[error("host {0} is not served")]
+    ForbiddenHost(String),
+    #[error("origin {0} may not call this app")]
+    ForbiddenOrigin(String),
+    #[error("unauthorized: {0}")]
+    Unauthorized(String),
+    #[error("body too large")]
+    PayloadTooLarge(usize),
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -58,6 +66,10 @@ impl Error {
             Error::InUse { .. } => ErrorCode::InUse,
             Error::NotStored(_) => ErrorCode::NotStored,
             Error::VersionConflict(_) => ErrorCode::VersionConflict,
+            Error::ForbiddenHost(_) => ErrorCode::ForbiddenHost,
+            Error::ForbiddenOrigin(_) => ErrorCode::ForbiddenOrigin,
+            Error::Unauthorized(_) => ErrorCode::Unauthorized,
+            Error::PayloadTooLarge(_) => ErrorCode::PayloadTooLarge,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -102,6 +114,19 @@ impl Error {
                 ErrorBody::new(code, "the record changed since the version you sent; the current record is attached")
                     .with_extra("record", Value::Object((**current).clone()))
             }
+            Error::ForbiddenHost(host) => ErrorBody::new(
+                code,
+                format!(
+                    "this app does not answer to the host name \"{host}\"; its owner can allow it by adding it to [http] allowed_hosts in app.toml"
+                ),
+            )
+            .with_extra("host", Value::from(host.clone())),
+            Error::ForbiddenOrigin(origin) => ErrorBody::new(
+                code,
+                format!("requests from the web origin {origin} are refused; only the app's own page (or an origin in [http] allowed_origins) may call it"),
+            ),
+            Error::Unauthorized(why) => ErrorBody::new(code, why.clone()),
+            Error::PayloadTooLarge(limit) => ErrorBody::new(code, format!("the request body is larger than {limit} bytes")),
             Error::Internal(_) => ErrorBody::new(code, "Something went wrong while processing your request."),
         }
     }

@@ -37,12 +37,24 @@ pub fn check_body(
     mode: Mode,
     record_meta: &Map<String, Value>,
 ) -> Result<Accepted, Vec<Violation>> {
+    let (accepted, violations) = inspect_body(entity_name, entity, body, mode, record_meta);
+    if violations.is_empty() { Ok(accepted) } else { Err(violations) }
+}
+
+/// Like [`check_body`], but also returns what passed when something did not,
+/// so the caller can add the checks that need storage (refs) to one answer.
+pub fn inspect_body(
+    entity_name: &str,
+    entity: &Entity,
+    body: &Value,
+    mode: Mode,
+    record_meta: &Map<String, Value>,
+) -> (Accepted, Vec<Violation>) {
     let Value::Object(body) = body else {
-        return Err(vec![
-            Violation::new(ErrorCode::InvalidJson, "the body must be a JSON object of field values")
-                .expected("a JSON object")
-                .got(Value::from(json_kind(body))),
-        ]);
+        let v = Violation::new(ErrorCode::InvalidJson, "the body must be a JSON object of field values")
+            .expected("a JSON object")
+            .got(Value::from(json_kind(body)));
+        return (Accepted { id: None, values: Map::new() }, vec![v]);
     };
     let mut violations = Vec::new();
     let mut accepted = Accepted { id: None, values: Map::new() };
@@ -103,7 +115,7 @@ pub fn check_body(
             }
         }
     }
-    if violations.is_empty() { Ok(accepted) } else { Err(violations) }
+    (accepted, violations)
 }
 
 fn read_only(key: &str, value: &Value) -> Violation {

@@ -6,6 +6,7 @@
 //! that contains SQL). It does not know HTTP, axum, JSON-RPC or MCP: the
 //! server's handlers and MCP tools are thin adapters over the functions here.
 
+pub mod access;
 pub mod app;
 pub mod caller;
 pub mod clock;

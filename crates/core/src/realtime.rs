@@ -59,3 +59,11 @@ impl Hub {
         self.tx.subscribe()
     }
 }
+
+/// A realtime client id: 40 characters of `[a-zA-Z0-9]`, as PocketBase's.
+pub fn client_id() -> String {
+    use rand::RngExt;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    (0..40).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+}

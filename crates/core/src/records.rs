@@ -138,8 +138,7 @@ pub async fn create(
     shape: &Shape,
 ) -> Result<Map<String, Value>, Error> {
     let ent = entity(app, entity_name)?;
-    let accepted =
-        guard::check_body(entity_name, ent, body, Mode::Create, &meta(entity_name, None)).map_err(Error::Invalid)?;
+    let accepted = guarded(app, entity_name, ent, body, Mode::Create, &meta(entity_name, None)).await?;
     let id = accepted.id.clone().unwrap_or_else(id::generate);
     let write = Write {
         entity: entity_name.to_owned(),
@@ -169,8 +168,7 @@ pub async fn update(
     if !id::is_valid(id) {
         return Err(Error::NotFound);
     }
-    let accepted = guard::check_body(entity_name, ent, body, Mode::Update, &meta(entity_name, Some(id)))
-        .map_err(Error::Invalid)?;
+    let accepted = guarded(app, entity_name, ent, body, Mode::Update, &meta(entity_name, Some(id))).await?;
     let write = Write {
         entity: entity_name.to_owned(),
         kind: WriteKind::Update { id: id.to_owned(), if_match },
@@ -210,6 +208,34 @@ pub async fn finish(
     expand::apply(app, entity_name, &mut items, shape.expand.as_deref()).await?;
     let record = items.pop().unwrap_or_default();
     Ok(fields::Picker::parse(shape.fields.as_deref()).apply(record))
+}
+
+/// The guard; when it refuses, refs that name missing records are added to
+/// the same answer, so one round trip shows every problem.
+async fn guarded(
+    app: &Arc<App>,
+    entity_name: &str,
+    ent: &Entity,
+    body: &Value,
+    mode: Mode,
+    meta: &Map<String, Value>,
+) -> Result<guard::Accepted, Error> {
+    let (accepted, mut violations) = guard::inspect_body(entity_name, ent, body, mode, meta);
+    if violations.is_empty() {
+        return Ok(accepted);
+    }
+    let has_refs = accepted.values.keys().any(|k| ent.fields.get(k).is_some_and(|f| f.kind.target().is_some()));
+    if has_refs {
+        let app2 = Arc::clone(app);
+        let (name, values) = (entity_name.to_owned(), accepted.values.clone());
+        let missing = blocking(move || Ok(app2.store.missing_refs(&app2.definition.schema, &name, &values)?)).await?;
+        violations.extend(missing);
+        // Keep the body's field order: the guard's violations come in it.
+        let order: Vec<&String> = body.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        violations
+            .sort_by_key(|v| v.field.as_ref().and_then(|f| order.iter().position(|k| *k == f)).unwrap_or(usize::MAX));
+    }
+    Err(Error::Invalid(violations))
 }
 
 async fn fetch(app: &Arc<App>, entity_name: &str, id: &str) -> Result<Option<Row>, Error> {

@@ -39,6 +39,14 @@ pub trait Store: Send + Sync + 'static {
         limit: u64,
     ) -> Result<Vec<Row>, StoreError>;
 
+    /// Refs among `values` that name no existing record (a read, outside any write).
+    fn missing_refs(
+        &self,
+        schema: &Schema,
+        entity: &str,
+        values: &Map<String, Value>,
+    ) -> Result<Vec<Violation>, StoreError>;
+
     /// Applies one write in its own transaction (or savepoint) with its
     /// read-back, and answers only once it is durable.
     fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError>;

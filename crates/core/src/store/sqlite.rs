@@ -189,6 +189,21 @@ impl Store for SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    fn missing_refs(
+        &self,
+        schema: &Schema,
+        entity_name: &str,
+        values: &Map<String, Value>,
+    ) -> Result<Vec<Violation>, StoreError> {
+        let ent = entity(schema, entity_name)?;
+        let conn = self.reader()?;
+        match check_refs(&conn, ent, values) {
+            Ok(()) => Ok(Vec::new()),
+            Err(StoreError::MissingRefs(v)) => Ok(v),
+            Err(e) => Err(e),
+        }
+    }
+
     fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError> {
         let schema = schema.clone();
         self.on_writer(move |conn| apply(conn, &schema, write))

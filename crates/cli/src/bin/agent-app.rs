@@ -1,0 +1,167 @@
+//! `agent-app`: acts on an app's files: `new`, `check`, `serve`, `token`.
+
+use a2app_core::app::{self, App, OpenOptions};
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "agent-app", version, about = "Serve and check A2App apps from their files")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve an app: its records API, identity and realtime, with an embedded SQLite database.
+    Serve {
+        /// The app directory (app.toml, schema.json, operations.json, ui/).
+        dir: PathBuf,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8090")]
+        http: String,
+        /// Apply schema changes that lose or reinterpret stored data.
+        #[arg(long)]
+        allow_destructive: bool,
+    },
+    /// Validate app.toml, schema.json and operations.json; exit 0 only when clean.
+    Check { dir: PathBuf },
+    /// Write a starter app that passes `check`.
+    New {
+        dir: PathBuf,
+        /// The app's display name.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Print the agent token (the loopback write credential), creating it if missing.
+    Token {
+        dir: PathBuf,
+        /// Replace it with a new one; the old one stops working at the next start.
+        #[arg(long)]
+        rotate: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { dir } => return check(&dir),
+        Command::Serve { dir, http, allow_destructive } => serve(&dir, &http, allow_destructive),
+        Command::New { dir, name } => new(&dir, name),
+        Command::Token { dir, rotate } => token(&dir, rotate),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn check(dir: &Path) -> ExitCode {
+    match app::load(dir) {
+        Ok(def) => {
+            let fields: usize = def.schema.entities.values().map(|e| e.fields.len()).sum();
+            println!(
+                "ok: {} ({} entities, {} fields, {} operations)",
+                def.config.id,
+                def.schema.entities.len(),
+                fields,
+                def.operations.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(problems) => {
+            for p in &problems {
+                println!("{p}");
+            }
+            eprintln!(
+                "{} problem{} found in {}",
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" },
+                dir.display()
+            );
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn load(dir: &Path) -> Result<app::AppDefinition> {
+    app::load(dir).map_err(|problems| {
+        let list: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
+        anyhow::anyhow!("{} does not pass `agent-app check`:\n{}", dir.display(), list.join("\n"))
+    })
+}
+
+fn serve(dir: &Path, http: &str, allow_destructive: bool) -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let def = load(dir)?;
+    let options = OpenOptions { allow_destructive, ..OpenOptions::default() };
+    let (app, applied) = App::open(def, options)?;
+    for change in &applied {
+        tracing::info!(%change, "schema migration");
+    }
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(http).await.with_context(|| format!("cannot listen on {http}"))?;
+        let addr = listener.local_addr()?;
+        let app = Arc::new(app);
+        eprintln!(
+            "{} ({}) serving on http://{addr}\n  records API: http://{addr}/api/collections/{{entity}}/records\n  agent token: {}",
+            app.definition.config.name,
+            app.definition.config.id,
+            app.definition.token_path().display()
+        );
+        a2app_server::run(app, listener, shutdown_signal()).await.context("the server stopped")
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+fn new(dir: &Path, name: Option<String>) -> Result<()> {
+    if dir.exists() && dir.read_dir().map(|mut d| d.next().is_some()).unwrap_or(true) {
+        bail!("{} exists and is not empty; choose a new directory", dir.display());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let dir_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let id = a2app_cli::starter::id_from(&dir_name);
+    let name = name.unwrap_or_else(|| dir_name.clone());
+    for (file, text) in a2app_cli::starter::files(&id, &name) {
+        std::fs::write(dir.join(file), text).with_context(|| format!("cannot write {file}"))?;
+    }
+    println!("created {} (app id \"{id}\")\nnext: agent-app serve {}", dir.display(), dir.display());
+    Ok(())
+}
+
+fn token(dir: &Path, rotate: bool) -> Result<()> {
+    let def = load(dir)?;
+    let path = def.token_path();
+    let token = if rotate { a2app_core::token::rotate(&path) } else { a2app_core::token::ensure(&path) }
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    println!("{token}");
+    Ok(())
+}

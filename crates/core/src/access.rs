@@ -1,0 +1,111 @@
+//! Who may do what: the two checks of the contract, decided from what the
+//! transport observed (host, origin, token), never from the transport itself.
+//!
+//! 1. `Host` must be loopback or listed in `allowed_hosts` (DNS rebinding).
+//! 2. May you write? Decided by `Origin`: the app's own loopback origin (or an
+//!    allowed one) needs nothing; no Origin (a program) needs the agent token;
+//!    any other origin is refused, for reads too, since a page on another site
+//!    must not read a local app either.
+
+use crate::app::App;
+use crate::caller::{Caller, CallerKind};
+use crate::error::Error;
+
+/// What a transport observed about a request.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    /// The `Host` header, port included.
+    pub host: Option<String>,
+    pub origin: Option<String>,
+    /// The agent token as presented (`X-LUI-Token`, `X-A2App-Token`, or a Bearer token).
+    pub token: Option<String>,
+    /// The self-asserted agent name (`X-LUI-Agent`, `X-A2App-Agent`).
+    pub agent: Option<String>,
+    /// The port the server listens on, to recognize its own origin.
+    pub port: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    Read,
+    Write,
+}
+
+/// Decides whether the request may proceed, and as whom.
+pub fn authorize(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Error> {
+    let http = &app.definition.config.http;
+    let host = creds.host.as_deref().unwrap_or("");
+    let host_name = strip_port(host).to_ascii_lowercase();
+    if !is_loopback_name(&host_name) && !http.allowed_hosts.iter().any(|h| h == &host_name) {
+        return Err(Error::ForbiddenHost(host_name));
+    }
+    let agent = creds.agent.clone().filter(|a| !a.trim().is_empty()).map(|a| a.chars().take(100).collect());
+    let token_ok = creds.token.as_deref().is_some_and(|t| constant_time_eq(t.as_bytes(), app.agent_token.as_bytes()));
+    if let Some(origin) = creds.origin.as_deref().filter(|o| !o.is_empty()) {
+        let own =
+            is_own_origin(origin, creds.port) || http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin));
+        if !own {
+            return Err(Error::ForbiddenOrigin(origin.to_owned()));
+        }
+        let kind = if token_ok { CallerKind::Agent } else { CallerKind::OwnUi };
+        return Ok(Caller { kind, agent });
+    }
+    if token_ok {
+        return Ok(Caller { kind: CallerKind::Agent, agent });
+    }
+    if creds.token.is_some() {
+        return Err(Error::Unauthorized("the agent token does not match this app's .agent-token".into()));
+    }
+    match intent {
+        Intent::Read => Ok(Caller { kind: CallerKind::Anonymous, agent }),
+        Intent::Write => Err(Error::Unauthorized(
+            "writes from a program need the agent token in X-LUI-Token (it is in the app's .agent-token file)".into(),
+        )),
+    }
+}
+
+fn strip_port(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("");
+    }
+    host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    host == "localhost"
+        || host == "::1"
+        || host.ends_with(".localhost")
+        || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `http://localhost:PORT`, `http://127.0.0.1:PORT`, `http://[::1]:PORT`.
+fn is_own_origin(origin: &str, port: u16) -> bool {
+    let Some(rest) = origin.strip_prefix("http://") else { return false };
+    let Some((host, p)) = rest.rsplit_once(':') else { return false };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    p.parse::<u16>().is_ok_and(|p| p == port) && is_loopback_name(&host.to_ascii_lowercase())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognizes_loopback_hosts_and_own_origins() {
+        for h in ["localhost:8090", "127.0.0.1:8090", "[::1]:8090", "127.0.0.2", "app.localhost:1"] {
+            assert!(is_loopback_name(&strip_port(h).to_ascii_lowercase()), "{h}");
+        }
+        for h in ["example.com", "10.0.0.1:8090", "localhost.evil.com"] {
+            assert!(!is_loopback_name(strip_port(h)), "{h}");
+        }
+        assert!(is_own_origin("http://localhost:8090", 8090));
+        assert!(is_own_origin("http://[::1]:8090", 8090));
+        assert!(!is_own_origin("http://localhost:9999", 8090));
+        assert!(!is_own_origin("https://evil.example", 8090));
+        assert!(!is_own_origin("null", 8090));
+    }
+}

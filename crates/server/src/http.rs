@@ -1,0 +1,162 @@
+//! The HTTP surface: routes, the error envelope, body decoding and the caller.
+
+pub mod identity;
+pub mod records;
+
+use crate::realtime::Realtime;
+use a2app_core::access::{Credentials, Intent};
+use a2app_core::caller::Caller;
+use a2app_core::{App, Error};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The largest JSON body accepted.
+pub const MAX_BODY: usize = 1 << 20;
+
+#[derive(Clone)]
+pub struct State {
+    pub app: Arc<App>,
+    /// The port we listen on, to recognize the app's own origin.
+    pub port: u16,
+    pub realtime: Arc<Realtime>,
+}
+
+impl State {
+    pub fn new(app: Arc<App>, port: u16) -> State {
+        let realtime = Arc::new(Realtime::new(&app));
+        State { app, port, realtime }
+    }
+}
+
+pub fn router(state: State) -> Router {
+    let api = Router::new()
+        .route("/api/health", get(identity::health))
+        .route("/api/_a2app", get(identity::identity))
+        .route("/api/collections/{entity}/records", get(records::list).post(records::create))
+        .route(
+            "/api/collections/{entity}/records/{id}",
+            get(records::view).patch(records::update).delete(records::delete),
+        )
+        .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))
+        .route("/api/{*rest}", any(api_not_found))
+        .layer(DefaultBodyLimit::max(MAX_BODY));
+    let mut router = Router::new().merge(api);
+    let ui = state.app.definition.ui_dir();
+    if ui.join("index.html").is_file() {
+        router = router.fallback_service(tower_http::services::ServeDir::new(ui));
+    } else {
+        router = router.fallback(api_not_found);
+    }
+    router.layer(middleware::from_fn(envelope_errors)).with_state(state)
+}
+
+/// An error on its way out: the envelope with the code's status.
+pub struct ApiError(pub Error);
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        ApiError(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let Error::Internal(detail) = &self.0 {
+            // Logged once here, with detail; the caller sees a generic message.
+            tracing::error!(%detail, "internal error");
+        }
+        let body = self.0.to_body();
+        let status = StatusCode::from_u16(body.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (status, axum::Json(body)).into_response()
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+async fn api_not_found() -> ApiError {
+    ApiError(Error::NotFound)
+}
+
+/// Rewrites axum's own plain-text rejections (405, 413, …) into the envelope.
+async fn envelope_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json =
+        response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json || status.is_success() || status.is_redirection() || status == StatusCode::NOT_MODIFIED {
+        return response;
+    }
+    let error = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => Error::PayloadTooLarge(MAX_BODY),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let body = protocol::ErrorBody::new(
+                protocol::ErrorCode::MethodNotAllowed,
+                "this method is not allowed on this path",
+            );
+            return (status, axum::Json(body)).into_response();
+        }
+        StatusCode::NOT_FOUND => Error::NotFound,
+        s if s.is_server_error() => Error::Internal(format!("unexpected status {s}")),
+        _ => return response,
+    };
+    ApiError(error).into_response()
+}
+
+/// What the request tells about its caller.
+pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let bearer = text("authorization").and_then(|a| a.strip_prefix("Bearer ").map(str::to_owned));
+    Credentials {
+        host: text("host"),
+        origin: text("origin"),
+        token: text("x-lui-token").or_else(|| text("x-a2app-token")).or(bearer),
+        agent: text("x-lui-agent").or_else(|| text("x-a2app-agent")),
+        port: state.port,
+    }
+}
+
+/// Establishes the caller for a read or a write, or refuses.
+pub fn caller(state: &State, headers: &HeaderMap, intent: Intent) -> ApiResult<Caller> {
+    Ok(a2app_core::access::authorize(&state.app, &credentials(state, headers), intent)?)
+}
+
+/// Decodes a JSON body without any coercion; bad JSON is `invalid_json`.
+/// The body is read as JSON whatever the declared type (curl's `-d` sends a
+/// form type), except multipart, which carries files.
+pub fn json_body(headers: &HeaderMap, body: &Bytes) -> ApiResult<Value> {
+    if let Some(ct) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok())
+        && ct.starts_with("multipart/")
+    {
+        let v = protocol::Violation::new(
+            protocol::ErrorCode::InvalidJson,
+            "send the record as a JSON object (application/json)",
+        )
+        .expected("application/json");
+        return Err(ApiError(Error::Invalid(vec![v])));
+    }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        let v = protocol::Violation::new(protocol::ErrorCode::InvalidJson, format!("the body is not valid JSON: {e}"))
+            .expected("a JSON object");
+        ApiError(Error::Invalid(vec![v]))
+    })
+}
+
+/// A JSON response with a ready-made header value.
+pub fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => {
+            (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], bytes).into_response()
+        }
+        Err(e) => ApiError(Error::Internal(e.to_string())).into_response(),
+    }
+}

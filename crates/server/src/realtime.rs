@@ -1,0 +1,225 @@
+//! PocketBase's realtime API over SSE.
+//!
+//! `GET /api/realtime` opens a stream whose first event is `PB_CONNECT`
+//! carrying the client id, which is also every event's SSE id (the JS SDK
+//! reads it from `lastEventId`). `POST /api/realtime` replaces a client's
+//! subscriptions: `entity/*` or `entity/ID`, each optionally with
+//! `?options={"query":{"expand":…,"fields":…}}`. A message's event name is the
+//! exact subscription string, its data `{action, record}`.
+
+use crate::http::{ApiError, ApiResult, State, caller, json_body};
+use a2app_core::access::Intent;
+use a2app_core::realtime::Change;
+use a2app_core::records::{self, Shape};
+use a2app_core::{App, Error};
+use axum::body::Bytes;
+use axum::extract::State as S;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::{self, Stream};
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+#[derive(Debug, Clone, PartialEq)]
+struct Subscription {
+    raw: String,
+    entity: String,
+    /// `None` for `entity/*`.
+    id: Option<String>,
+    shape: ShapeSpec,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct ShapeSpec {
+    expand: Option<String>,
+    fields: Option<String>,
+}
+
+#[derive(Default)]
+struct Client {
+    subscriptions: RwLock<Vec<Subscription>>,
+}
+
+/// The connected realtime clients.
+pub struct Realtime {
+    clients: Mutex<HashMap<String, Arc<Client>>>,
+}
+
+impl Realtime {
+    pub fn new(_app: &App) -> Realtime {
+        Realtime { clients: Mutex::new(HashMap::new()) }
+    }
+
+    fn clients(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Client>>> {
+        self.clients.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many clients are connected now.
+    pub fn connected(&self) -> usize {
+        self.clients().len()
+    }
+}
+
+/// Removes the client when its stream is dropped (the connection closed).
+struct Registration {
+    realtime: Arc<Realtime>,
+    id: String,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.realtime.clients().remove(&self.id);
+    }
+}
+
+struct StreamState {
+    app: Arc<App>,
+    client: Arc<Client>,
+    registration: Registration,
+    changes: broadcast::Receiver<Arc<Change>>,
+    pending: VecDeque<Event>,
+}
+
+pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
+    caller(&state, &headers, Intent::Read)?;
+    let id = a2app_core::realtime::client_id();
+    let client = Arc::new(Client::default());
+    state.realtime.clients().insert(id.clone(), Arc::clone(&client));
+    let hello = Event::default().id(id.clone()).event("PB_CONNECT").data(json!({ "clientId": id }).to_string());
+    let st = StreamState {
+        app: Arc::clone(&state.app),
+        client,
+        registration: Registration { realtime: Arc::clone(&state.realtime), id },
+        changes: state.app.realtime.subscribe(),
+        pending: VecDeque::from([hello]),
+    };
+    let sse = Sse::new(events(st)).keep_alive(KeepAlive::new().interval(Duration::from_secs(30)));
+    let mut response = sse.into_response();
+    response.headers_mut().insert("x-accel-buffering", axum::http::HeaderValue::from_static("no"));
+    response.headers_mut().insert("cache-control", axum::http::HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+fn events(state: StreamState) -> impl Stream<Item = Result<Event, Infallible>> {
+    stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(event) = st.pending.pop_front() {
+                return Some((Ok(event), st));
+            }
+            let change = match st.changes.recv().await {
+                Ok(change) => change,
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, client = %st.registration.id, "realtime client fell behind");
+                    continue;
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            };
+            let subs: Vec<Subscription> = st
+                .client
+                .subscriptions
+                .read()
+                .map(|s| s.iter().filter(|s| matches(s, &change)).cloned().collect())
+                .unwrap_or_default();
+            for sub in subs {
+                let record = match shaped(&st.app, &change, &sub.shape).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot shape a realtime record");
+                        continue;
+                    }
+                };
+                let data = json!({ "action": change.action.as_str(), "record": record });
+                st.pending.push_back(
+                    Event::default().id(st.registration.id.clone()).event(sub.raw.clone()).data(data.to_string()),
+                );
+            }
+        }
+    })
+}
+
+fn matches(sub: &Subscription, change: &Change) -> bool {
+    let entity_ok = sub.entity == change.entity || sub.entity == a2app_core::schema::collection_id(&change.entity);
+    entity_ok && sub.id.as_deref().is_none_or(|id| change.record.get("id").and_then(Value::as_str) == Some(id))
+}
+
+async fn shaped(app: &Arc<App>, change: &Change, shape: &ShapeSpec) -> Result<serde_json::Map<String, Value>, Error> {
+    if shape.expand.is_none() && shape.fields.is_none() {
+        return Ok(change.record.clone());
+    }
+    let shape = Shape { expand: shape.expand.clone(), fields: shape.fields.clone() };
+    records::finish(app, &change.entity, change.record.clone(), &shape).await
+}
+
+pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
+    caller(&state, &headers, Intent::Read)?;
+    let body = json_body(&headers, &body)?;
+    let client_id = body.get("clientId").and_then(Value::as_str).unwrap_or("");
+    if client_id.is_empty() {
+        let v = protocol::Violation::new(protocol::ErrorCode::RequiredField, "clientId is required").field("clientId");
+        return Err(ApiError(Error::Invalid(vec![v])));
+    }
+    let Some(client) = state.realtime.clients().get(client_id).cloned() else {
+        return Err(ApiError(Error::NotFound));
+    };
+    let subscriptions: Vec<Subscription> = match body.get("subscriptions") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).filter_map(parse_subscription).collect(),
+        Some(_) => {
+            let v =
+                protocol::Violation::new(protocol::ErrorCode::InvalidJson, "subscriptions must be a list of topics")
+                    .field("subscriptions")
+                    .expected("a list like [\"cards/*\"]");
+            return Err(ApiError(Error::Invalid(vec![v])));
+        }
+    };
+    if let Ok(mut subs) = client.subscriptions.write() {
+        *subs = subscriptions;
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `entity/*`, `entity/ID` or a bare `entity`, optionally `?options=<json>`.
+fn parse_subscription(raw: &str) -> Option<Subscription> {
+    let (topic, query) = raw.split_once('?').unwrap_or((raw, ""));
+    let (entity, id) = match topic.split_once('/') {
+        Some((e, "*")) | Some((e, "")) => (e, None),
+        Some((e, id)) => (e, Some(id.to_owned())),
+        None => (topic, None),
+    };
+    if entity.is_empty() {
+        return None;
+    }
+    let mut shape = ShapeSpec::default();
+    if !query.is_empty() {
+        let pairs: HashMap<String, String> = serde_urlencoded::from_str(query).unwrap_or_default();
+        if let Some(options) = pairs.get("options").and_then(|o| serde_json::from_str::<Value>(o).ok()) {
+            let q = &options["query"];
+            shape.expand = q.get("expand").and_then(Value::as_str).map(str::to_owned);
+            shape.fields = q.get("fields").and_then(Value::as_str).map(str::to_owned);
+        }
+    }
+    Some(Subscription { raw: raw.to_owned(), entity: entity.to_owned(), id, shape })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_topics_with_options() {
+        let s =
+            parse_subscription("cards/*?options=%7B%22query%22%3A%7B%22fields%22%3A%22id%2Ctitle%22%7D%7D").unwrap();
+        assert_eq!(s.entity, "cards");
+        assert_eq!(s.id, None);
+        assert_eq!(s.shape.fields.as_deref(), Some("id,title"));
+        let s = parse_subscription("cards/abcdefghijklmno").unwrap();
+        assert_eq!(s.id.as_deref(), Some("abcdefghijklmno"));
+        assert_eq!(parse_subscription("cards").unwrap().id, None);
+        assert!(parse_subscription("/x").is_none());
+    }
+}
