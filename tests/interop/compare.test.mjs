@@ -1,0 +1,109 @@
+// PocketBase 0.40.6 vs ours: the same dataset, the same list queries, identical
+// answers (parsed JSON, created/updated removed, key order ignored).
+//
+// Ports: 18290 PocketBase, 18291 ours (INTEROP_OURS=pocketbase: a second PocketBase).
+// On a mismatch the row fails with a short diff, and both full bodies are written to
+// tests/interop/out/<row>.{pocketbase,ours}.json (gitignored).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { OURS_MODE, SCHEMA_PATH, startOurs } from './lib/a2app.mjs';
+import { canonical, firstDifference, normalizeList } from './lib/compare.mjs';
+import { buildDataset, seed } from './lib/dataset.mjs';
+import { INTEROP_DIR, startPocketBase } from './lib/pocketbase.mjs';
+import { request } from './lib/proc.mjs';
+import { QUERIES } from './queries.mjs';
+
+const PB_PORT = 18290;
+const OURS_PORT = 18291;
+const OUT_DIR = path.join(INTEROP_DIR, 'out');
+const VERBOSE = process.env.INTEROP_VERBOSE === '1';
+// INTEROP_ONLY=substring runs only the rows whose name contains it (debugging aid).
+const ONLY = process.env.INTEROP_ONLY || '';
+
+const rows = QUERIES.filter((r) => r.name.includes(ONLY));
+const names = new Set();
+for (const r of QUERIES) {
+  assert.ok(!names.has(r.name), `duplicate query name: ${r.name}`);
+  names.add(r.name);
+}
+
+const clip = (s, n = 1500) => (s.length > n ? `${s.slice(0, n)}... (${s.length} chars)` : s);
+const slug = (s) => s.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '').slice(0, 80);
+const listUrl = (server, row) => {
+  const qs = new URLSearchParams(Object.entries(row.params).map(([k, v]) => [k, String(v)]));
+  return `${server.url}/api/collections/${row.collection}/records?${qs}`;
+};
+
+describe(`interop compare: pocketbase vs ${OURS_MODE}`, { timeout: 600000 }, () => {
+  let pb;
+  let ours;
+  let identical = 0;
+  let ran = 0;
+
+  before(async () => {
+    fs.rmSync(OUT_DIR, { recursive: true, force: true });
+    // Start both at once (each waits on its own health check), but make sure a
+    // failure of one still stops the other.
+    const [a, b] = await Promise.allSettled([
+      startPocketBase({ port: PB_PORT, schemaPath: SCHEMA_PATH, label: 'pb' }),
+      startOurs({ port: OURS_PORT }),
+    ]);
+    if (a.status === 'fulfilled') pb = a.value;
+    if (b.status === 'fulfilled') ours = b.value;
+    if (a.status === 'rejected') throw a.reason;
+    if (b.status === 'rejected') throw b.reason;
+    const data = buildDataset();
+    await Promise.all([seed(pb, data), seed(ours, data)]);
+  });
+
+  after(async () => {
+    await Promise.allSettled([pb?.stop(), ours?.stop()]);
+    // The summary line the brief asks for; also written to out/ for CI logs.
+    const line = `interop: ${ran} queries, ${identical} identical`;
+    console.log(line);
+    fs.mkdirSync(OUT_DIR, { recursive: true });
+    fs.writeFileSync(path.join(OUT_DIR, 'summary.txt'), `${line}\n`);
+  });
+
+  for (const row of rows) {
+    it(row.name, { timeout: 30000 }, async () => {
+      ran++;
+      const [a, b] = await Promise.all([request('GET', listUrl(pb, row)), request('GET', listUrl(ours, row))]);
+      if (VERBOSE) {
+        console.log(`${row.name}: pb ${a.status} total=${a.body?.totalItems} items=${a.body?.items?.length}`);
+      }
+      // Guard the row itself: PocketBase is the reference and must answer as declared.
+      assert.equal(a.status, row.expect,
+        `row is wrong: PocketBase answered ${a.status}, row expects ${row.expect}: ${clip(a.text, 400)}`);
+      let same;
+      let detail = '';
+      if (row.expect !== 200) {
+        same = a.status === b.status;
+        detail = `status: pocketbase=${a.status} ours=${b.status}`;
+      } else {
+        const na = normalizeList(a.body);
+        const nb = normalizeList(b.body);
+        same = b.status === 200 && canonical(na) === canonical(nb);
+        detail = b.status !== 200 ? `status: pocketbase=200 ours=${b.status}` : firstDifference(na, nb);
+        if (!same) {
+          fs.mkdirSync(OUT_DIR, { recursive: true });
+          const base = path.join(OUT_DIR, slug(row.name));
+          fs.writeFileSync(`${base}.pocketbase.json`, JSON.stringify(na, null, 2));
+          fs.writeFileSync(`${base}.ours.json`, b.status === 200 ? JSON.stringify(nb, null, 2) : b.text);
+        }
+      }
+      if (same) {
+        identical++;
+        return;
+      }
+      assert.fail([
+        `${row.collection} ${JSON.stringify(row.params)}`,
+        `first difference: ${clip(detail, 600)}`,
+        `pocketbase (${a.status}): ${clip(canonical(normalizeList(a.body)))}`,
+        `ours (${b.status}): ${clip(b.status === 200 ? canonical(normalizeList(b.body)) : b.text)}`,
+      ].join('\n'));
+    });
+  }
+});
