@@ -67,7 +67,7 @@ describe(`interop compare: pocketbase vs ${OURS_MODE}`, { timeout: 600000 }, () 
     fs.writeFileSync(path.join(OUT_DIR, 'summary.txt'), `${line}\n`);
   });
 
-  for (const row of rows) {
+  for (const [n, row] of rows.entries()) {
     it(row.name, { timeout: 30000 }, async () => {
       ran++;
       const [a, b] = await Promise.all([request('GET', listUrl(pb, row)), request('GET', listUrl(ours, row))]);
@@ -77,33 +77,35 @@ describe(`interop compare: pocketbase vs ${OURS_MODE}`, { timeout: 600000 }, () 
       // Guard the row itself: PocketBase is the reference and must answer as declared.
       assert.equal(a.status, row.expect,
         `row is wrong: PocketBase answered ${a.status}, row expects ${row.expect}: ${clip(a.text, 400)}`);
-      let same;
-      let detail = '';
+      const report = [`${row.collection} ${JSON.stringify(row.params)}`];
       if (row.expect !== 200) {
-        same = a.status === b.status;
-        detail = `status: pocketbase=${a.status} ours=${b.status}`;
+        // Error bodies are not compared, only the status.
+        if (a.status === b.status) { identical++; return; }
+        report.push(`status: pocketbase=${a.status} ours=${b.status}`, `ours body: ${clip(b.text, 600)}`);
+        assert.fail(report.join('\n'));
+      }
+      const na = normalizeList(a.body);
+      const nb = b.status === 200 ? normalizeList(b.body) : null;
+      if (nb && canonical(na) === canonical(nb)) { identical++; return; }
+
+      const base = path.join(OUT_DIR, `${String(n).padStart(3, '0')}_${slug(row.name)}`);
+      fs.mkdirSync(OUT_DIR, { recursive: true });
+      fs.writeFileSync(`${base}.pocketbase.json`, JSON.stringify(na, null, 2));
+      fs.writeFileSync(`${base}.ours.json`, nb ? JSON.stringify(nb, null, 2) : b.text);
+      if (!nb) {
+        report.push(`status: pocketbase=200 ours=${b.status}`, `ours body: ${clip(b.text, 600)}`);
       } else {
-        const na = normalizeList(a.body);
-        const nb = normalizeList(b.body);
-        same = b.status === 200 && canonical(na) === canonical(nb);
-        detail = b.status !== 200 ? `status: pocketbase=200 ours=${b.status}` : firstDifference(na, nb);
-        if (!same) {
-          fs.mkdirSync(OUT_DIR, { recursive: true });
-          const base = path.join(OUT_DIR, slug(row.name));
-          fs.writeFileSync(`${base}.pocketbase.json`, JSON.stringify(na, null, 2));
-          fs.writeFileSync(`${base}.ours.json`, b.status === 200 ? JSON.stringify(nb, null, 2) : b.text);
-        }
+        const d = firstDifference(na, nb);
+        report.push(`first difference: ${clip(d.text, 600)}`);
+        // Show the first differing item of each side (or the page head) rather than
+        // the start of two long, mostly equal bodies.
+        const show = (body) => (d.index >= 0
+          ? `items[${d.index}] ${clip(canonical(body.items[d.index] ?? null), 1200)}`
+          : clip(canonical({ ...body, items: `(${body.items?.length} items)` }), 1200));
+        report.push(`pocketbase: ${show(na)}`, `ours:       ${show(nb)}`);
       }
-      if (same) {
-        identical++;
-        return;
-      }
-      assert.fail([
-        `${row.collection} ${JSON.stringify(row.params)}`,
-        `first difference: ${clip(detail, 600)}`,
-        `pocketbase (${a.status}): ${clip(canonical(normalizeList(a.body)))}`,
-        `ours (${b.status}): ${clip(b.status === 200 ? canonical(normalizeList(b.body)) : b.text)}`,
-      ].join('\n'));
+      report.push(`full bodies: ${base}.{pocketbase,ours}.json`);
+      assert.fail(report.join('\n'));
     });
   }
 });

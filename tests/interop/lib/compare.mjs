@@ -39,8 +39,17 @@ export function canonical(value) {
   return JSON.stringify(sort(value));
 }
 
-/** A short human hint at where two normalised list bodies first differ. */
+/**
+ * Where two normalised list bodies first differ: {text, index} where text is a short
+ * human hint and index the first differing item (or -1).
+ */
 export function firstDifference(a, b) {
+  const text = diffText(a, b);
+  const m = /^items\[(\d+)\]/.exec(text);
+  return { text, index: m ? Number(m[1]) : -1 };
+}
+
+function diffText(a, b) {
   if (!a || !b || typeof a !== 'object' || typeof b !== 'object') return 'bodies differ';
   for (const k of ['page', 'perPage', 'totalItems', 'totalPages']) {
     if (a[k] !== b[k]) return `${k}: pocketbase=${JSON.stringify(a[k])} ours=${JSON.stringify(b[k])}`;
