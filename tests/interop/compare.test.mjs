@@ -69,7 +69,7 @@ describe(`interop compare: pocketbase vs ${OURS_MODE}`, { timeout: 600000 }, () 
     if (b.status === 'rejected') throw b.reason;
     const data = buildDataset();
     await Promise.all([seed(pb, data), seed(ours, data)]);
-  });
+  }, { timeout: 120000 }); // servers start in <30 s each, seeding takes ~1 s
 
   after(async () => {
     await Promise.allSettled([pb?.stop(), ours?.stop()]);
@@ -78,7 +78,7 @@ describe(`interop compare: pocketbase vs ${OURS_MODE}`, { timeout: 600000 }, () 
     console.log(line);
     fs.mkdirSync(OUT_DIR, { recursive: true });
     fs.writeFileSync(path.join(OUT_DIR, 'summary.txt'), `${line}\n`);
-  });
+  }, { timeout: 30000 });
 
   for (const [n, row] of rows.entries()) {
     it(row.name, { timeout: 30000 }, async () => {

@@ -280,6 +280,46 @@ c('fields: :excerpt(20)', { fields: 'id,description:excerpt(20)', filter: 'descr
 c('fields: collectionName,id', { fields: 'collectionName,id', perPage: 5 });
 c('fields: with spaces', { fields: ' id , title ', perPage: 5 });
 
+// ---------------------------------------------------------------- more operators on multi-value paths
+c('multi: assignees.name ?< (any)', { filter: 'assignees.name ?< "C"', perPage: 300 });
+c('multi: assignees.name ?>= (any)', { filter: 'assignees.name ?>= "dave"', perPage: 300 });
+c('multi: assignees.name ?<= (any)', { filter: 'assignees.name ?<= "Bob"', perPage: 300 });
+c('multi: assignees.name ?> (any)', { filter: 'assignees.name ?> "Eve"', perPage: 300 });
+c('multi: assignees.name ?!~ (any)', { filter: 'assignees.name ?!~ "e"', perPage: 300 });
+c('multi: assignees.name > (all)', { filter: 'assignees.name > "B"', perPage: 300 });
+c('multi: assignees.name !~ (all)', { filter: 'assignees.name !~ "o"', perPage: 300 });
+c('multi: assignees.name <= (all)', { filter: 'assignees.name <= "Chloé"', perPage: 300 });
+c('multi: labels:each >= (all)', { filter: 'labels:each >= "c"', perPage: 300 });
+c('multi: labels:each ?< (any)', { filter: 'labels:each ?< "c"', perPage: 300 });
+c('multi: labels:each ?!= (any)', { filter: 'labels:each ?!= "bug"', perPage: 300 });
+c('multi: labels:each !~ (all)', { filter: 'labels:each !~ "u"', perPage: 300 });
+c('multi: assignees.email:lower ?~', { filter: 'assignees.email:lower ?~ "EXAMPLE.COM"', perPage: 300 });
+
+// ---------------------------------------------------------------- ids, columns on both sides, numbers
+c('id: = id', { filter: `id = "${D.cards[42].id}"` });
+c('id: ~ prefix', { filter: 'id ~ "c0%"', perPage: 300 });
+c('id: > range', { filter: 'id > "cm" && id < "cp"', perPage: 300 });
+c('id: list of ids with ||', { filter: D.cards.slice(10, 15).map((x) => `id = "${x.id}"`).join(' || '), perPage: 300 });
+c('column vs column: points > estimate', { filter: 'points > estimate', perPage: 300 });
+c('column vs column: both empty texts are equal', { filter: 'description = due_day', perPage: 300 });
+c('column vs column: ~ column wraps it', { filter: 'title ~ meta.a.c && meta.a.c != ""', perPage: 300 });
+c('column vs column: != between relation fields', { filter: 'list.color != list.name', perPage: 5 });
+c('number: 42.0 equals 42', { filter: 'points = 42.0', perPage: 300 });
+c('number: leading zero literal', { filter: 'points = 042', perPage: 300 });
+c('number: != negative', { filter: 'points != -1 && estimate >= 0.5', perPage: 300 });
+c('function: strftime year', { filter: "strftime('%Y', due_date) = '2030'", perPage: 300 });
+
+// ---------------------------------------------------------------- more sort / expand / fields / paging variants
+c('sort: title:lower,id', { sort: 'title:lower,id', perPage: 300 });
+c('sort: labels:length,id', { sort: 'labels:length,-points,id', perPage: 300 });
+c('sort: relation color then -name', { sort: 'list.color,-list.name,id', perPage: 300 });
+c('expand: spaces around names', { expand: ' list , assignees ', perPage: 5 });
+c('fields: expand.list.* wildcard', { fields: 'id,expand.list.*', expand: 'list', perPage: 5 });
+c('fields: excerpt of a title', { fields: 'id,title:excerpt(6,true)', perPage: 60 });
+c('err: perPage not a number', { perPage: 'abc' }, 400);
+c('err: skipTotal not a boolean', { skipTotal: 'abc', perPage: 5 }, 400);
+c('err: collectionName is not a filter field', { filter: 'collectionName = "cards"' }, 400);
+
 // ---------------------------------------------------------------- errors (status only)
 c('err: missing right operand', { filter: 'title =' }, 400);
 c('err: unterminated string', { filter: 'title = "abc' }, 400);

@@ -51,12 +51,12 @@ describe(`JS SDK 0.28.1 against ${OURS_MODE}`, { timeout: 180000 }, () => {
       options.headers = { ...options.headers, ...server.writeHeaders };
       return { url, options };
     };
-  });
+  }, { timeout: 120000 }); // servers start in <30 s each, seeding takes ~1 s
 
   after(async () => {
     try { await pb?.realtime.unsubscribe(); } catch { /* server may be gone */ }
     await server?.stop();
-  });
+  }, { timeout: 30000 });
 
   it('getList with pb.filter, sort and expand', async () => {
     const filter = pb.filter('list.name = {:name} && points >= {:min}', { name: 'To Do', min: 50 });
