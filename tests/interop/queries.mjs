@@ -22,7 +22,6 @@ const rows = [];
 const add = (collection) => (name, params = {}, expect = 200) => {
   const p = { ...params };
   if (expect === 200 && p.sort === undefined) p.sort = 'id';
-  if (p.sort === null) delete p.sort;
   rows.push({ name, collection, params: p, expect });
 };
 const c = add('cards');

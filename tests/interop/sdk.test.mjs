@@ -90,6 +90,19 @@ describe(`JS SDK 0.28.1 against ${OURS_MODE}`, { timeout: 180000 }, () => {
     assert.deepEqual(res.items.map((r) => r.id), expected.map((c) => c.id));
   });
 
+  it('pb.filter with a Date param and fields', async () => {
+    // The SDK formats a Date as "YYYY-MM-DD HH:MM:SS.sssZ", the wire format, so the
+    // comparison is the same string comparison the server does.
+    const since = new Date('2030-01-01T00:00:00Z');
+    const expected = data.cards.filter((c) => c.due_date > '2030-01-01 00:00:00.000Z').sort(byId);
+    assert.ok(expected.length > 0);
+    const res = await pb.collection('cards').getList(1, 500, {
+      filter: pb.filter('due_date > {:since}', { since }), sort: 'id', fields: 'id,due_date',
+    });
+    assert.equal(res.totalItems, expected.length);
+    assert.deepEqual(res.items, expected.map((c) => ({ id: c.id, due_date: c.due_date })));
+  });
+
   it('getFullList pages through every matching record', async () => {
     const expected = data.cards.filter((c) => c.done).sort(byId);
     const all = await pb.collection('cards').getFullList({ filter: 'done = true', sort: 'id', batch: 40 });
