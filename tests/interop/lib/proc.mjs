@@ -10,12 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 
 const children = new Set();
+const tempDirs = new Set();
 
 function killAllSync() {
   for (const child of children) {
     try { child.kill('SIGKILL'); } catch { /* already gone */ }
   }
   children.clear();
+  for (const dir of tempDirs) removeDir(dir);
 }
 process.on('exit', killAllSync);
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -45,7 +47,9 @@ export async function request(method, url, { headers = {}, json, timeoutMs = HTT
 }
 
 export function makeTempDir(label) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `a2app-interop-${label}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `a2app-interop-${label}-`));
+  tempDirs.add(dir); // removed on exit even if stop() never runs
+  return dir;
 }
 
 /** True when something already answers HTTP on the port (a leftover server). */
@@ -110,6 +114,7 @@ export function tail(file, lines = 30) {
 
 export function removeDir(dir) {
   // INTEROP_KEEP_TMP=1 keeps server dirs and logs for post-mortem debugging.
+  tempDirs.delete(dir);
   if (process.env.INTEROP_KEEP_TMP === '1') return;
-  fs.rmSync(dir, { recursive: true, force: true });
+  try { fs.rmSync(dir, { recursive: true, force: true }); } catch { /* best effort */ }
 }
