@@ -1,0 +1,99 @@
+//! `agent-app check` and `agent-app new`: one fixture per kind of mistake.
+
+use crate::{example, run};
+
+fn check_dir(files: &[(&str, &str)]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let out = run(&["check", dir.path().to_str().unwrap()]);
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+const APP: &str = "id = \"t\"\nname = \"T\"\n";
+
+fn schema_problem(schema: &str) -> (i32, String) {
+    check_dir(&[("app.toml", APP), ("schema.json", schema)])
+}
+
+#[test]
+fn the_examples_pass() {
+    let out = run(&["check", example("kanban").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok: kanban (3 entities, 20 fields, 0 operations)\n");
+}
+
+#[test]
+fn each_kind_of_mistake_is_reported_with_file_and_path() {
+    let rows: &[(&str, &str)] = &[
+        (
+            r#"{"entities":{"a":{"fields":{"x":{"type":"text"}}}}}"#,
+            "schema.json: $.entities.a.fields.x.type: unknown type \"text\"",
+        ),
+        (
+            r#"{"entities":{"a":{"fields":{"x":{"type":"ref","entity":"b"}}}}}"#,
+            "schema.json: $.entities.a.fields.x.entity: ref to unknown entity \"b\"",
+        ),
+        (r#"{"entities":{"A":{"fields":{}}}}"#, "schema.json: $.entities.A: bad entity name \"A\""),
+        (
+            r#"{"entities":{"a":{"fields":{"X y":{"type":"string"}}}}}"#,
+            "schema.json: $.entities.a.fields[\"X y\"]: bad field name",
+        ),
+        (
+            r#"{"entities":{"a":{"fields":{"x":{"type":"enum","values":[]}}}}}"#,
+            "schema.json: $.entities.a.fields.x.values: enum needs at least one value",
+        ),
+        (r#"{"entities":{"a":{"fields":{}},"a":{"fields":{}}}}"#, "schema.json: $.entities.a: duplicate entity \"a\""),
+        (
+            r#"{"entities":{"a":{"fields":{"x":{"type":"string","maxLength":3}}}}}"#,
+            "schema.json: $.entities.a.fields.x.maxLength: unknown key \"maxLength\"",
+        ),
+        (
+            r#"{"entities":{"a":{"fields":{},"colour":"red"}}}"#,
+            "schema.json: $.entities.a.colour: unknown key \"colour\"",
+        ),
+        (r#"{"entities": {"#, "schema.json: $: not valid JSON"),
+    ];
+    for (schema, want) in rows {
+        let (code, out) = schema_problem(schema);
+        assert_eq!(code, 1, "{schema}");
+        assert!(out.lines().any(|l| l.starts_with(want)), "{schema}\nwanted a line starting with: {want}\ngot:\n{out}");
+    }
+}
+
+#[test]
+fn problems_in_every_file_are_reported_together() {
+    let (code, out) = check_dir(&[
+        ("app.toml", "id = \"t\"\nname = \"T\"\nport = 1\n"),
+        ("schema.json", r#"{"entities":{"a":{"fields":{"x":{"type":"nope"}}}}}"#),
+        ("operations.json", r#"[{"name":"go","executor":{"kind":"shell"}}]"#),
+    ]);
+    assert_eq!(code, 1);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].starts_with("app.toml: $.port: unknown key \"port\""), "{out}");
+    assert!(lines[1].starts_with("schema.json: $.entities.a.fields.x.type: unknown type \"nope\""), "{out}");
+    assert!(lines[2].starts_with("operations.json: $[0].executor.kind: executor kind must be one of"), "{out}");
+}
+
+#[test]
+fn missing_files_are_named() {
+    let (code, out) = check_dir(&[]);
+    assert_eq!(code, 1);
+    assert!(out.contains("app.toml: $: missing"), "{out}");
+    assert!(out.contains("schema.json: $: missing"), "{out}");
+}
+
+#[test]
+fn new_writes_a_starter_that_passes_check() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("My Tasks");
+    let out = run(&["new", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok: my-tasks (2 entities, 6 fields, 0 operations)\n");
+    // A second `new` on the same directory refuses and changes nothing.
+    let out = run(&["new", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,69 @@
+//! Tests that run the real `agent-app` binary in temp directories.
+
+#![allow(clippy::unwrap_used)] // test helpers panic on purpose: a panic is a failed test
+
+mod check;
+mod serve;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agent-app"))
+}
+
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("agent-app runs")
+}
+
+pub fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+}
+
+/// Copies an app's definition files into a fresh temp dir.
+pub fn copy_app(src: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for file in ["app.toml", "schema.json", "operations.json"] {
+        if src.join(file).exists() {
+            std::fs::copy(src.join(file), dir.path().join(file)).expect("copy");
+        }
+    }
+    dir
+}
+
+/// A free loopback port (bound, read, released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("port")
+}
+
+/// A running `agent-app serve`, killed with SIGKILL when dropped.
+pub struct Server {
+    pub child: Child,
+    pub url: String,
+}
+
+impl Server {
+    pub fn start(dir: &Path, port: u16, extra: &[&str]) -> Server {
+        let mut cmd = bin();
+        cmd.arg("serve").arg(dir).args(["--http", &format!("127.0.0.1:{port}")]).args(extra);
+        let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("serve starts");
+        // From here on, Drop kills and waits for the child, even if this panics.
+        let server = Server { child, url: format!("http://127.0.0.1:{port}") };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("agent-app serve did not listen on {port}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,162 @@
+//! `agent-app serve`: launch-time migration and durability under SIGKILL.
+
+use crate::{Server, copy_app, example, free_port, run};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn write_schema(dir: &std::path::Path, schema: &Value) {
+    std::fs::write(dir.join("schema.json"), schema.to_string()).unwrap();
+}
+
+fn serve_once(dir: &std::path::Path, extra: &[&str]) -> (i32, String) {
+    // A refused migration exits before listening; a good one is stopped here.
+    let port = free_port();
+    let mut cmd = crate::bin();
+    cmd.arg("serve").arg(dir).args(["--http", &format!("127.0.0.1:{port}")]).args(extra);
+    let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            return (status.code().unwrap_or(-1), err);
+        }
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (0, String::new());
+        }
+        assert!(std::time::Instant::now() < deadline, "serve neither listened nor exited");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    entity: &str,
+    body: &Value,
+) -> Result<(u16, Value), reqwest::Error> {
+    let resp = http
+        .post(format!("{url}/api/collections/{entity}/records"))
+        .header("X-LUI-Token", token)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await?;
+    let status = resp.status().as_u16();
+    Ok((status, resp.json().await?))
+}
+
+#[tokio::test]
+async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
+    let dir = copy_app(&example("kanban"));
+    let port = free_port();
+    let server = Server::start(dir.path(), port, &[]);
+    let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    let http = reqwest::Client::new();
+    let (status, _) =
+        post(&http, &server.url, &token, "lists", &json!({"name": "Keep me", "color": "red"})).await.unwrap();
+    assert_eq!(status, 200);
+    drop(server);
+
+    let mut schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("schema.json")).unwrap()).unwrap();
+    // Additive: a new entity, a new optional field, a new index.
+    schema["entities"]["tags"] = json!({"fields": {"name": {"type": "string"}}});
+    schema["entities"]["lists"]["fields"]["archived"] = json!({"type": "boolean"});
+    schema["entities"]["lists"]["indexes"] = json!([["position"], ["archived"]]);
+    write_schema(dir.path(), &schema);
+    assert_eq!(serve_once(dir.path(), &[]).0, 0);
+
+    // Destructive: dropping a field that holds data, changing a type.
+    let mut dropped = schema.clone();
+    dropped["entities"]["lists"]["fields"].as_object_mut().unwrap().remove("color");
+    dropped["entities"]["lists"]["fields"]["position"] = json!({"type": "string"});
+    write_schema(dir.path(), &dropped);
+    let (code, err) = serve_once(dir.path(), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("dropping field lists.color would lose its values in 1 records"), "{err}");
+    assert!(err.contains("--allow-destructive"), "{err}");
+
+    // Nothing was changed by the refusal: the old schema still serves the data.
+    write_schema(dir.path(), &schema);
+    let server = Server::start(dir.path(), free_port(), &[]);
+    let page: Value =
+        http.get(format!("{}/api/collections/lists/records", server.url)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(page["items"][0]["color"], "red");
+    assert_eq!(page["items"][0]["archived"], false);
+    drop(server);
+
+    write_schema(dir.path(), &dropped);
+    assert_eq!(serve_once(dir.path(), &["--allow-destructive"]).0, 0);
+}
+
+#[tokio::test]
+async fn every_acknowledged_create_survives_sigkill() {
+    let dir = copy_app(&example("kanban"));
+    let port = free_port();
+    let mut server = Server::start(dir.path(), port, &[]);
+    let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let (status, list) = post(&http, &server.url, &token, "lists", &json!({"name": "Burst"})).await.unwrap();
+    assert_eq!(status, 200);
+    let list_id = list["id"].as_str().unwrap().to_owned();
+
+    let acked: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for worker in 0..16 {
+        let (http, url, token, acked, list_id) =
+            (http.clone(), server.url.clone(), token.clone(), Arc::clone(&acked), list_id.clone());
+        tasks.push(tokio::spawn(async move {
+            for n in 0..10_000 {
+                let body = json!({
+                    "title": format!("w{worker} n{n}"), "list": list_id, "points": n % 100,
+                    "labels": ["bug"], "meta": {"worker": worker, "n": n}, "due_day": "2026-07-31"
+                });
+                match post(&http, &url, &token, "cards", &body).await {
+                    Ok((200, record)) => acked.lock().unwrap().push(record),
+                    Ok((status, body)) => panic!("unexpected answer {status}: {body}"),
+                    Err(_) => return,
+                }
+            }
+        }));
+    }
+    // Kill mid-burst, once a good number of writes were acknowledged.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while acked.lock().unwrap().len() < 300 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= 300, "only {} writes were acknowledged before the kill", acked.len());
+
+    let server = Server::start(dir.path(), free_port(), &[]);
+    let mut missing = 0;
+    for record in &acked {
+        let url = format!("{}/api/collections/cards/records/{}", server.url, record["id"].as_str().unwrap());
+        let stored: Value = http.get(url).send().await.unwrap().json().await.unwrap();
+        if &stored != record {
+            missing += 1;
+        }
+    }
+    assert_eq!(missing, 0, "{missing} of {} acknowledged records were lost or changed", acked.len());
+}
+
+#[test]
+fn token_prints_and_rotates() {
+    let dir = copy_app(&example("kanban"));
+    let d = dir.path().to_str().unwrap();
+    let a = String::from_utf8(run(&["token", d]).stdout).unwrap();
+    let b = String::from_utf8(run(&["token", d]).stdout).unwrap();
+    let c = String::from_utf8(run(&["token", d, "--rotate"]).stdout).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_eq!(a.trim().len(), 44);
+}

@@ -1,0 +1,93 @@
+//! HTTP tests over a real socket: each test starts the app on 127.0.0.1:0
+//! with a temp directory and talks to it with a plain HTTP client.
+
+#![allow(clippy::unwrap_used)] // test helpers panic on purpose: a panic is a failed test
+
+mod access;
+mod records;
+
+use a2app_core::clock::FixedClock;
+use a2app_core::{App, OpenOptions};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Arc;
+
+pub struct TestApp {
+    pub url: String,
+    pub token: String,
+    pub app: Arc<App>,
+    pub http: reqwest::Client,
+    _dir: tempfile::TempDir,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+/// The instant every test app's clock shows.
+pub const NOW: &str = "2026-07-30T09:15:00Z";
+
+impl TestApp {
+    /// Serves a copy of `examples/kanban`.
+    pub async fn kanban() -> TestApp {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
+        let dir = tempfile::tempdir().expect("temp dir");
+        for file in ["app.toml", "schema.json", "operations.json"] {
+            if root.join(file).exists() {
+                std::fs::copy(root.join(file), dir.path().join(file)).expect("copy example");
+            }
+        }
+        let def = a2app_core::app::load(dir.path()).expect("example loads");
+        let clock = Arc::new(FixedClock::new(NOW.parse().expect("instant")));
+        let (app, _) = App::open(def, OpenOptions { allow_destructive: false, clock }).expect("open");
+        let app = Arc::new(app);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(a2app_server::run(Arc::clone(&app), listener, async move {
+            let _ = stopped.await;
+        }));
+        let token = app.agent_token.clone();
+        TestApp { url, token, app, http: reqwest::Client::new(), _dir: dir, _stop: stop }
+    }
+
+    /// Sends a request with the agent token and returns status and JSON body.
+    pub async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let req = self
+            .http
+            .request(method.parse().expect("method"), format!("{}{path}", self.url))
+            .header("X-LUI-Token", &self.token)
+            .header("X-LUI-Agent", "tests");
+        self.send(req, body).await
+    }
+
+    /// Sends a request exactly as given (no token).
+    pub async fn send(&self, req: reqwest::RequestBuilder, body: Option<Value>) -> (u16, Value) {
+        let req = match body {
+            Some(b) => req.header("content-type", "application/json").body(b.to_string()),
+            None => req,
+        };
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        let json =
+            if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        (status, json)
+    }
+
+    /// Creates a record and returns it; panics unless the answer is 200.
+    pub async fn create(&self, entity: &str, body: Value) -> Value {
+        let (status, json) = self.call("POST", &format!("/api/collections/{entity}/records"), Some(body)).await;
+        assert_eq!(status, 200, "create {entity}: {json}");
+        json
+    }
+}
+
+/// The codes and fields of an error envelope's violations.
+pub fn violations(body: &Value) -> Vec<(String, String)> {
+    body["violations"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .map(|v| (v["code"].as_str().unwrap_or("").to_owned(), v["field"].as_str().unwrap_or("").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
