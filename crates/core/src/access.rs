@@ -109,3 +109,25 @@ mod tests {
         assert!(!is_own_origin("null", 8090));
     }
 }
+
+/// What `whoami` answers for an established caller.
+pub fn whoami(app: &App, caller: &Caller) -> protocol::identity::WhoAmI {
+    let write = !matches!(caller.kind, CallerKind::Anonymous);
+    let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
+    let user = match &caller.kind {
+        CallerKind::User { id } => Some(id.clone()),
+        _ => None,
+    };
+    let hint = (!write).then(|| {
+        "send the agent token in X-LUI-Token (the app's .agent-token file) to write and run operations".to_owned()
+    });
+    protocol::identity::WhoAmI {
+        kind: caller.kind.as_str().to_owned(),
+        agent: caller.agent.clone(),
+        user,
+        app: app.definition.config.id.clone(),
+        auth_mode: if multi { "multi-user".into() } else { "single-user".into() },
+        may: protocol::identity::Permissions { read: true, write, operations: write },
+        hint,
+    }
+}

@@ -103,6 +103,8 @@ pub struct App {
     pub schema_version: String,
     /// The loopback write credential (`.agent-token`).
     pub agent_token: String,
+    /// `logs/agent-actions.jsonl`.
+    pub agent_log: crate::audit::AgentLog,
 }
 
 /// How to open an app.
@@ -149,10 +151,11 @@ impl App {
             crate::token::ensure(&token_path).map_err(|source| OpenError::Io { path: token_path, source })?;
         let schema_version = crate::schema::fingerprint(&definition.schema);
         let app = App {
-            definition,
             store: std::sync::Arc::new(store),
             clock: options.clock,
             realtime: crate::realtime::Hub::new(),
+            agent_log: crate::audit::AgentLog::new(definition.logs_dir().join("agent-actions.jsonl")),
+            definition,
             schema_version,
             agent_token,
         };

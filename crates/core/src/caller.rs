@@ -20,6 +20,18 @@ pub struct Caller {
     pub agent: Option<String>,
 }
 
+impl CallerKind {
+    /// The name used in receipts and `whoami`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CallerKind::OwnUi => "own_ui",
+            CallerKind::Agent => "agent",
+            CallerKind::User { .. } => "user",
+            CallerKind::Anonymous => "anonymous",
+        }
+    }
+}
+
 impl Caller {
     pub fn anonymous() -> Caller {
         Caller { kind: CallerKind::Anonymous, agent: None }

@@ -11,6 +11,11 @@ pub enum Error {
     UnknownEntity(String),
     #[error("no such record")]
     NotFound,
+    /// Something named in a path does not exist; the message says what.
+    #[error("not found: {0}")]
+    Missing(String),
+    #[error("unknown operation {0}")]
+    UnknownOperation(String),
     /// The guard refused the write; every violation is listed.
     #[error("the write was refused")]
     Invalid(Vec<Violation>),
@@ -24,6 +29,8 @@ pub enum Error {
     InUse { entity: String, field: String },
     #[error("values did not land")]
     NotStored(Vec<Violation>),
+    #[error("duplicate request")]
+    DuplicateRequest { id: String },
     #[error("version conflict")]
     VersionConflict(Box<Map<String, Value>>),
     #[error("host {0} is not served")]
@@ -46,6 +53,7 @@ impl From<StoreError> for Error {
             StoreError::MissingRefs(v) => Error::Invalid(v),
             StoreError::NotStored(v) => Error::NotStored(v),
             StoreError::VersionConflict(row) => Error::VersionConflict(row),
+            StoreError::DuplicateRequest { id } => Error::DuplicateRequest { id },
             StoreError::InUse { entity, field } => Error::InUse { entity, field },
             StoreError::Filter(f) => Error::InvalidFilter(f),
             StoreError::MigrationRefused(what) => Error::Internal(what.join("; ")),
@@ -59,6 +67,8 @@ impl Error {
         match self {
             Error::UnknownEntity(_) => ErrorCode::UnknownEntity,
             Error::NotFound => ErrorCode::NotFound,
+            Error::UnknownOperation(_) => ErrorCode::UnknownOperation,
+            Error::Missing(_) => ErrorCode::NotFound,
             Error::Invalid(v) => v.first().map(|v| v.code).unwrap_or(ErrorCode::InvalidJson),
             Error::InvalidFilter(_) => ErrorCode::InvalidFilter,
             Error::InvalidQuery(_) => ErrorCode::InvalidQuery,
@@ -66,6 +76,7 @@ impl Error {
             Error::InUse { .. } => ErrorCode::InUse,
             Error::NotStored(_) => ErrorCode::NotStored,
             Error::VersionConflict(_) => ErrorCode::VersionConflict,
+            Error::DuplicateRequest { .. } => ErrorCode::DuplicateRequest,
             Error::ForbiddenHost(_) => ErrorCode::ForbiddenHost,
             Error::ForbiddenOrigin(_) => ErrorCode::ForbiddenOrigin,
             Error::Unauthorized(_) => ErrorCode::Unauthorized,
@@ -84,6 +95,10 @@ impl Error {
                 format!("\"{name}\" is not an entity of this app; read /api/_a2app/describe for the list"),
             ),
             Error::NotFound => ErrorBody::new(code, "The requested resource wasn't found."),
+            Error::Missing(what) => ErrorBody::new(code, what.clone()),
+            Error::UnknownOperation(name) => {
+                ErrorBody::new(code, format!("\"{name}\" is not an operation of this app; GET /api/_ops lists them"))
+            }
             Error::Invalid(violations) => {
                 let message = match violations.len() {
                     1 => violations[0].message.clone(),
@@ -110,6 +125,11 @@ impl Error {
                 "the write did not land as sent; nothing was changed",
                 violations.clone(),
             ),
+            Error::DuplicateRequest { id } => ErrorBody::new(
+                code,
+                format!("this Idempotency-Key was already used in the last 24 hours; the first attempt wrote record {id}, so this one wrote nothing"),
+            )
+            .with_extra("id", Value::from(id.clone())),
             Error::VersionConflict(current) => {
                 ErrorBody::new(code, "the record changed since the version you sent; the current record is attached")
                     .with_extra("record", Value::Object((**current).clone()))

@@ -8,9 +8,11 @@
 
 pub mod access;
 pub mod app;
+pub mod audit;
 pub mod caller;
 pub mod clock;
 pub mod datetime;
+pub mod describe;
 pub mod document;
 pub mod error;
 pub mod filter;
@@ -18,6 +20,7 @@ pub mod guard;
 pub mod id;
 pub mod problem;
 pub mod realtime;
+pub mod receipt;
 pub mod records;
 pub mod schema;
 pub mod store;

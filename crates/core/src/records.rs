@@ -9,13 +9,14 @@ pub mod expand;
 pub mod fields;
 
 use crate::app::App;
-use crate::caller::Caller;
+use crate::caller::{Caller, CallerKind};
 use crate::error::Error;
 use crate::guard::{self, Mode};
 use crate::realtime::{Action, Change};
-use crate::store::{ListQuery, QueryContext, RequestInfo, Row, Write, WriteKind};
+use crate::store::{ListQuery, QueryContext, RequestInfo, Row, Write, WriteKind, Written};
 use crate::{datetime, filter, id, schema};
 use protocol::page::Page;
+use protocol::receipt::Receipt;
 use protocol::schema::Entity;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -42,6 +43,19 @@ pub struct Shape {
     pub expand: Option<String>,
     pub fields: Option<String>,
 }
+
+/// What a write may carry besides its body.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// `Idempotency-Key`: a replay within 24 h is refused, naming the first record.
+    pub key: Option<String>,
+    /// `If-Match`: the `updated` value the caller last saw.
+    pub if_match: Option<String>,
+    pub shape: Shape,
+}
+
+/// The longest `Idempotency-Key` accepted.
+pub const MAX_KEY_LEN: usize = 255;
 
 pub(crate) fn entity<'a>(app: &'a App, name: &str) -> Result<&'a Entity, Error> {
     app.definition.schema.entities.get(name).ok_or_else(|| Error::UnknownEntity(name.to_owned()))
@@ -135,24 +149,17 @@ pub async fn create(
     caller: &Caller,
     entity_name: &str,
     body: &Value,
-    shape: &Shape,
+    opts: &WriteOptions,
 ) -> Result<Map<String, Value>, Error> {
     let ent = entity(app, entity_name)?;
     let accepted = guarded(app, entity_name, ent, body, Mode::Create, &meta(entity_name, None)).await?;
     let id = accepted.id.clone().unwrap_or_else(id::generate);
-    let write = Write {
-        entity: entity_name.to_owned(),
-        kind: WriteKind::Create { id: id.clone() },
-        values: accepted.values,
-        now: datetime::format(app.clock.now()),
-    };
-    let row = store_write(app, write).await.map_err(|e| match e {
+    let write = new_write(app, caller, entity_name, WriteKind::Create { id: id.clone() }, accepted.values, opts)?;
+    let written = store_write(app, write).await.map_err(|e| match e {
         Error::DuplicateId(_) => Error::DuplicateId(id),
         other => other,
     })?;
-    let record = present(entity_name, row);
-    publish(app, Action::Create, entity_name, &record, caller);
-    finish(app, entity_name, record, shape).await
+    respond(app, caller, Action::Create, entity_name, written, &opts.shape).await
 }
 
 pub async fn update(
@@ -161,40 +168,93 @@ pub async fn update(
     entity_name: &str,
     id: &str,
     body: &Value,
-    if_match: Option<String>,
-    shape: &Shape,
+    opts: &WriteOptions,
 ) -> Result<Map<String, Value>, Error> {
     let ent = entity(app, entity_name)?;
     if !id::is_valid(id) {
         return Err(Error::NotFound);
     }
     let accepted = guarded(app, entity_name, ent, body, Mode::Update, &meta(entity_name, Some(id))).await?;
-    let write = Write {
-        entity: entity_name.to_owned(),
-        kind: WriteKind::Update { id: id.to_owned(), if_match },
-        values: accepted.values,
-        now: datetime::format(app.clock.now()),
-    };
-    let row = store_write(app, write).await?;
-    let record = present(entity_name, row);
-    publish(app, Action::Update, entity_name, &record, caller);
-    finish(app, entity_name, record, shape).await
+    let kind = WriteKind::Update { id: id.to_owned(), if_match: opts.if_match.clone() };
+    let write = new_write(app, caller, entity_name, kind, accepted.values, opts)?;
+    let written = store_write(app, write).await?;
+    respond(app, caller, Action::Update, entity_name, written, &opts.shape).await
 }
 
-pub async fn delete(app: &Arc<App>, caller: &Caller, entity_name: &str, id: &str) -> Result<(), Error> {
+/// Deletes a record; the answer is its receipt.
+pub async fn delete(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    id: &str,
+    opts: &WriteOptions,
+) -> Result<Receipt, Error> {
     entity(app, entity_name)?;
     if !id::is_valid(id) {
         return Err(Error::NotFound);
     }
-    let write = Write {
+    let write = new_write(app, caller, entity_name, WriteKind::Delete { id: id.to_owned() }, Map::new(), opts)?;
+    let written = store_write(app, write).await?;
+    let record = present(entity_name, written.row);
+    after_commit(app, caller, Action::Delete, entity_name, &record, &written.receipt);
+    Ok(written.receipt)
+}
+
+fn new_write(
+    app: &App,
+    caller: &Caller,
+    entity_name: &str,
+    kind: WriteKind,
+    values: Map<String, Value>,
+    opts: &WriteOptions,
+) -> Result<Write, Error> {
+    if let Some(key) = &opts.key
+        && (key.is_empty() || key.len() > MAX_KEY_LEN)
+    {
+        return Err(Error::InvalidQuery(format!("Idempotency-Key must be 1 to {MAX_KEY_LEN} characters")));
+    }
+    Ok(Write {
         entity: entity_name.to_owned(),
-        kind: WriteKind::Delete { id: id.to_owned() },
-        values: Map::new(),
-        now: datetime::format(app.clock.now()),
-    };
-    let row = store_write(app, write).await?;
-    publish(app, Action::Delete, entity_name, &present(entity_name, row), caller);
-    Ok(())
+        kind,
+        values,
+        now: app.clock.now(),
+        key: opts.key.clone(),
+        agent: caller.agent.clone(),
+        caller: caller.kind.as_str().to_owned(),
+        timezone: app.definition.config.timezone.clone(),
+    })
+}
+
+/// Publishes the change and, for agents, appends the agent log.
+fn after_commit(
+    app: &App,
+    caller: &Caller,
+    action: Action,
+    entity_name: &str,
+    record: &Map<String, Value>,
+    receipt: &Receipt,
+) {
+    app.realtime.publish(Change { action, entity: entity_name.to_owned(), record: record.clone() });
+    if caller.kind == CallerKind::Agent || caller.agent.is_some() {
+        app.agent_log.append(receipt);
+    }
+}
+
+/// The stored record in PocketBase's shape, plus `_receipt`.
+async fn respond(
+    app: &Arc<App>,
+    caller: &Caller,
+    action: Action,
+    entity_name: &str,
+    written: Written,
+    shape: &Shape,
+) -> Result<Map<String, Value>, Error> {
+    let record = present(entity_name, written.row);
+    after_commit(app, caller, action, entity_name, &record, &written.receipt);
+    let mut out = finish(app, entity_name, record, shape).await?;
+    let receipt = serde_json::to_value(&written.receipt).map_err(|e| Error::Internal(e.to_string()))?;
+    out.insert("_receipt".into(), receipt);
+    Ok(out)
 }
 
 /// Expands and picks fields of one record for a response.
@@ -248,13 +308,23 @@ async fn fetch(app: &Arc<App>, entity_name: &str, id: &str) -> Result<Option<Row
     Ok(rows.into_iter().next())
 }
 
-async fn store_write(app: &Arc<App>, write: Write) -> Result<Row, Error> {
+async fn store_write(app: &Arc<App>, write: Write) -> Result<Written, Error> {
     let app2 = Arc::clone(app);
-    blocking(move || Ok(app2.store.write(&app2.definition.schema, write)?.row)).await
+    blocking(move || Ok(app2.store.write(&app2.definition.schema, write)?)).await
 }
 
-fn publish(app: &App, action: Action, entity_name: &str, record: &Map<String, Value>, _caller: &Caller) {
-    app.realtime.publish(Change { action, entity: entity_name.to_owned(), record: record.clone() });
+/// Audit entries after `since`, oldest first (at most `limit`).
+pub async fn receipts(app: &Arc<App>, since: Option<&str>, limit: u64) -> Result<Vec<Receipt>, Error> {
+    let since =
+        match since.map(str::trim).filter(|s| !s.is_empty()) {
+            None => String::new(),
+            Some(s) => datetime::format(datetime::parse(s).ok_or_else(|| {
+                Error::InvalidQuery(format!("since must be an ISO 8601 date or datetime, got \"{s}\""))
+            })?),
+        };
+    let app2 = Arc::clone(app);
+    let entries = blocking(move || Ok(app2.store.receipts(&since, limit)?)).await?;
+    Ok(entries.into_iter().map(|e| e.receipt).collect())
 }
 
 /// The keys a body may echo unchanged.

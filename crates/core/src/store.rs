@@ -47,6 +47,9 @@ pub trait Store: Send + Sync + 'static {
         values: &Map<String, Value>,
     ) -> Result<Vec<Violation>, StoreError>;
 
+    /// Audit entries stored after `since` (a wire-form time), oldest first.
+    fn receipts(&self, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError>;
+
     /// Applies one write in its own transaction (or savepoint) with its
     /// read-back, and answers only once it is durable.
     fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError>;
@@ -85,19 +88,39 @@ pub enum WriteKind {
 }
 
 /// One write, already through the guard: `values` are normalized field values.
+/// The store applies it, its idempotency record and its audit entry in one
+/// transaction.
 #[derive(Debug, Clone)]
 pub struct Write {
     pub entity: String,
     pub kind: WriteKind,
     pub values: Map<String, Value>,
-    /// The wire-form time stamped into `created`/`updated`.
-    pub now: String,
+    /// The instant stamped into `created`/`updated` and the audit entry.
+    pub now: jiff::Timestamp,
+    /// The `Idempotency-Key`, scoped to the entity.
+    pub key: Option<String>,
+    /// Who wrote, for the receipt and the audit entry.
+    pub agent: Option<String>,
+    pub caller: String,
+    /// The app's time zone, for dates in receipt text.
+    pub timezone: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Written {
     /// The row read back after the write (the deleted row for a delete).
     pub row: Row,
+    pub receipt: protocol::receipt::Receipt,
+}
+
+/// How long an `Idempotency-Key` is remembered.
+pub const KEY_LIFETIME: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
+
+/// One audit entry, as `receipts` lists them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditEntry {
+    pub seq: i64,
+    pub receipt: protocol::receipt::Receipt,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -110,6 +133,8 @@ pub enum StoreError {
     MissingRefs(Vec<Violation>),
     #[error("values did not land")]
     NotStored(Vec<Violation>),
+    #[error("this Idempotency-Key was already used")]
+    DuplicateRequest { id: String },
     #[error("the record changed since the given version")]
     VersionConflict(Box<Row>),
     #[error("the record is still referenced by {entity}.{field}")]

@@ -23,3 +23,28 @@ pub struct AppIdentity {
     pub name: String,
     pub pb_version: String,
 }
+
+/// `GET /api/_a2app/whoami`: who the caller is and what it may do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WhoAmI {
+    /// `own_ui`, `agent`, `user` or `anonymous`.
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    pub app: String,
+    pub auth_mode: String,
+    pub may: Permissions,
+    /// What to send to be able to do more, when something is not allowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Permissions {
+    pub read: bool,
+    pub write: bool,
+    pub operations: bool,
+}

@@ -5,9 +5,11 @@
 //! error envelope (`error`), and the list page shape (`page`). This crate knows
 //! nothing of HTTP servers, SQL or MCP; changing a type here is a contract change.
 
+pub mod describe;
 pub mod error;
 pub mod identity;
 pub mod page;
+pub mod receipt;
 pub mod schema;
 
 pub use error::{ErrorBody, ErrorCode, Violation};

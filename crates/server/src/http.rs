@@ -39,6 +39,11 @@ pub fn router(state: State) -> Router {
     let api = Router::new()
         .route("/api/health", get(identity::health))
         .route("/api/_a2app", get(identity::identity))
+        .route("/api/_a2app/describe", get(identity::describe))
+        .route("/api/_a2app/describe/{*path}", get(identity::describe_part))
+        .route("/api/_a2app/whoami", get(identity::whoami))
+        .route("/api/_a2app/receipts", get(identity::receipts))
+        .route("/api/_a2app/actions", get(identity::actions))
         .route("/api/collections/{entity}/records", get(records::list).post(records::create))
         .route(
             "/api/collections/{entity}/records/{id}",

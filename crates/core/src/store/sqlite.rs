@@ -10,7 +10,9 @@ pub mod query;
 mod row;
 mod writer;
 
-use crate::store::{ListQuery, ListResult, Migration, Row, Store, StoreError, Write, WriteKind, Written};
+use crate::store::{
+    AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, Row, Store, StoreError, Write, WriteKind, Written,
+};
 use protocol::schema::{Entity, FieldType, Schema};
 use protocol::{ErrorCode, Violation};
 use r2d2_sqlite::SqliteConnectionManager;
@@ -204,9 +206,39 @@ impl Store for SqliteStore {
         }
     }
 
+    fn receipts(&self, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError> {
+        let conn = self.reader()?;
+        let mut stmt =
+            conn.prepare_cached("SELECT seq, receipt FROM _a2app_audit WHERE at > ?1 ORDER BY seq LIMIT ?2")?;
+        let rows = stmt.query_map(rusqlite::params![since, i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, text) = row?;
+            let receipt =
+                serde_json::from_str(&text).map_err(|e| StoreError::Internal(format!("audit entry {seq}: {e}")))?;
+            out.push(AuditEntry { seq, receipt });
+        }
+        Ok(out)
+    }
+
     fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError> {
         let schema = schema.clone();
-        self.on_writer(move |conn| apply(conn, &schema, write))
+        self.on_writer(move |conn| {
+            let claimed = claim_key(conn, &write)?;
+            let (row, action) = apply(conn, &schema, &write)?;
+            let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+            if claimed {
+                let now = crate::datetime::format(write.now);
+                conn.prepare_cached(
+                    "INSERT OR REPLACE INTO _a2app_keys (entity, key, record_id, created) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(rusqlite::params![write.entity, write.key, id, now])?;
+            }
+            let receipt = audit(conn, &schema, &write, &row, action)?;
+            Ok(Written { row, receipt })
+        })
     }
 }
 
@@ -216,9 +248,62 @@ fn read_by_id(conn: &Connection, name: &str, ent: &Entity, id: &str) -> Result<O
     Ok(stmt.query_row([id], |r| row::read(ent, r)).optional()?)
 }
 
-/// One write, inside the writer's savepoint.
-fn apply(conn: &Connection, schema: &Schema, write: Write) -> Result<Written, StoreError> {
+/// Checks the write's `Idempotency-Key`: a live one refuses the write and names
+/// the record its first use wrote; true when the key is to be recorded.
+fn claim_key(conn: &Connection, write: &Write) -> Result<bool, StoreError> {
+    let Some(key) = &write.key else { return Ok(false) };
+    let cutoff = crate::datetime::format(write.now.checked_sub(KEY_LIFETIME).unwrap_or(write.now));
+    // Expired keys go as they are met; the index on `created` keeps this cheap.
+    conn.prepare_cached("DELETE FROM _a2app_keys WHERE created < ?1")?.execute([&cutoff])?;
+    let first: Option<String> = conn
+        .prepare_cached("SELECT record_id FROM _a2app_keys WHERE entity = ?1 AND key = ?2")?
+        .query_row([&write.entity, key], |r| r.get(0))
+        .optional()?;
+    match first {
+        Some(id) => Err(StoreError::DuplicateRequest { id }),
+        None => Ok(true),
+    }
+}
+
+/// Writes the audit entry (in the same transaction) and returns the receipt.
+fn audit(
+    conn: &Connection,
+    schema: &Schema,
+    write: &Write,
+    row: &Row,
+    action: &str,
+) -> Result<protocol::receipt::Receipt, StoreError> {
+    let ctx = crate::receipt::Context {
+        schema,
+        entity: &write.entity,
+        action,
+        written: write.values.keys().cloned().collect(),
+        agent: write.agent.clone(),
+        caller: write.caller.clone(),
+        timezone: &write.timezone,
+        now: write.now,
+    };
+    let label = |entity: &str, id: &str| -> Option<String> {
+        let ent = schema.entities.get(entity)?;
+        let found = read_by_id(conn, entity, ent, id).ok()??;
+        Some(crate::receipt::record_label(ent, &found, id))
+    };
+    let mut receipt = crate::receipt::generate(&ctx, row, &label);
+    if action == "delete" {
+        receipt.at = crate::datetime::format(write.now);
+    }
+    let text = serde_json::to_string(&receipt).map_err(|e| StoreError::Internal(e.to_string()))?;
+    conn.prepare_cached(
+        "INSERT INTO _a2app_audit (at, entity, record_id, action, agent, caller, receipt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(rusqlite::params![receipt.at, write.entity, receipt.id, action, write.agent, write.caller, text])?;
+    Ok(receipt)
+}
+
+/// One write, inside the writer's savepoint: the row as read back, and the action.
+fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'static str), StoreError> {
     let name = write.entity.as_str();
+    let now = crate::datetime::format(write.now);
     let ent = entity(schema, name)?;
     let table = quote(name);
     match &write.kind {
@@ -233,8 +318,8 @@ fn apply(conn: &Connection, schema: &Schema, write: Write) -> Result<Written, St
             }
             cols.push("\"created\"".into());
             cols.push("\"updated\"".into());
-            params.push(Sql::Text(write.now.clone()));
-            params.push(Sql::Text(write.now.clone()));
+            params.push(Sql::Text(now.clone()));
+            params.push(Sql::Text(now.clone()));
             let marks = vec!["?"; cols.len()].join(", ");
             let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", cols.join(", "));
             match conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter())) {
@@ -248,7 +333,7 @@ fn apply(conn: &Connection, schema: &Schema, write: Write) -> Result<Written, St
             }
             let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
-            Ok(Written { row })
+            Ok((row, "create"))
         }
         WriteKind::Update { id, if_match } => {
             let current = read_by_id(conn, name, ent, id)?.ok_or(StoreError::NotFound)?;
@@ -266,17 +351,17 @@ fn apply(conn: &Connection, schema: &Schema, write: Write) -> Result<Written, St
                 params.push(row::to_sql(&spec.kind, value));
             }
             sets.push("\"updated\" = ?".into());
-            params.push(Sql::Text(write.now.clone()));
+            params.push(Sql::Text(now.clone()));
             params.push(Sql::Text(id.clone()));
             let sql = format!("UPDATE {table} SET {} WHERE \"id\" = ?", sets.join(", "));
             conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter()))?;
             let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
-            Ok(Written { row })
+            Ok((row, "update"))
         }
         WriteKind::Delete { id } => {
             let current = read_by_id(conn, name, ent, id)?.ok_or(StoreError::NotFound)?;
-            unlink(conn, schema, name, id, &write.now)?;
+            unlink(conn, schema, name, id, &now)?;
             conn.prepare_cached(&format!("DELETE FROM {table} WHERE \"id\" = ?1"))?.execute([id])?;
             if read_by_id(conn, name, ent, id)?.is_some() {
                 return Err(StoreError::NotStored(vec![Violation::new(
@@ -284,7 +369,7 @@ fn apply(conn: &Connection, schema: &Schema, write: Write) -> Result<Written, St
                     "the record is still there after the delete",
                 )]));
             }
-            Ok(Written { row: current })
+            Ok((current, "delete"))
         }
     }
 }

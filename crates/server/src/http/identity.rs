@@ -1,8 +1,9 @@
-//! `GET /api/_a2app` (identity) and `GET /api/health`.
+//! The A2App contract documents: identity, describe, whoami, receipts and the
+//! agent log; and PocketBase's `GET /api/health`.
 
 use super::{ApiResult, State, caller, json_response};
 use a2app_core::access::Intent;
-use axum::extract::State as S;
+use axum::extract::{Path, Query, State as S};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use protocol::identity::{AppIdentity, Identity};
@@ -35,4 +36,57 @@ pub async fn identity(S(state): S<State>, headers: HeaderMap) -> ApiResult<Respo
         server_tz_offset_minutes: offset,
     };
     Ok(json_response(StatusCode::OK, &doc))
+}
+
+/// `GET /api/_a2app/describe`: the whole document, generated now.
+pub async fn describe(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
+    caller(&state, &headers, Intent::Read)?;
+    Ok(json_response(StatusCode::OK, &a2app_core::describe::describe(&state.app)))
+}
+
+/// `GET /api/_a2app/describe/{path}`: one part, so an agent reads only what it needs.
+pub async fn describe_part(S(state): S<State>, headers: HeaderMap, Path(path): Path<String>) -> ApiResult<Response> {
+    caller(&state, &headers, Intent::Read)?;
+    Ok(json_response(StatusCode::OK, &a2app_core::describe::part(&state.app, &path)?))
+}
+
+pub async fn whoami(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
+    let who = caller(&state, &headers, Intent::Read)?;
+    Ok(json_response(StatusCode::OK, &a2app_core::access::whoami(&state.app, &who)))
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct ReceiptsQuery {
+    since: Option<String>,
+    limit: Option<u64>,
+}
+
+/// `GET /api/_a2app/receipts?since=`: receipts of writes stored after `since`.
+pub async fn receipts(
+    S(state): S<State>,
+    headers: HeaderMap,
+    q: Result<Query<ReceiptsQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<Response> {
+    caller(&state, &headers, Intent::Read)?;
+    let q = q.map(|Query(q)| q).unwrap_or_default();
+    let limit = q.limit.unwrap_or(100).clamp(1, 1000);
+    let list = a2app_core::records::receipts(&state.app, q.since.as_deref(), limit).await?;
+    Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": list })))
+}
+
+/// `GET /api/_a2app/actions`: the agent log, newest last; the token is required.
+pub async fn actions(
+    S(state): S<State>,
+    headers: HeaderMap,
+    q: Result<Query<ReceiptsQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<Response> {
+    let who = caller(&state, &headers, Intent::Write)?;
+    if who.kind != a2app_core::caller::CallerKind::Agent {
+        return Err(
+            a2app_core::Error::Unauthorized("the agent log is read with the agent token (X-LUI-Token)".into()).into()
+        );
+    }
+    let limit = q.map(|Query(q)| q.limit).ok().flatten().unwrap_or(100).clamp(1, 1000) as usize;
+    let lines = state.app.agent_log.tail(limit).map_err(|e| a2app_core::Error::Internal(e.to_string()))?;
+    Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": lines })))
 }

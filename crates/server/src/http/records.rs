@@ -2,7 +2,7 @@
 
 use super::{ApiResult, State, caller, json_body, json_response};
 use a2app_core::access::Intent;
-use a2app_core::records::{self, ListParams, Shape};
+use a2app_core::records::{self, ListParams, Shape, WriteOptions};
 use a2app_core::store::RequestInfo;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State as S};
@@ -32,6 +32,17 @@ pub struct ShapeQuery {
 impl From<ShapeQuery> for Shape {
     fn from(q: ShapeQuery) -> Shape {
         Shape { expand: q.expand, fields: q.fields }
+    }
+}
+
+/// `Idempotency-Key` and `If-Match` from the headers.
+fn write_options(headers: &HeaderMap, shape: Shape) -> WriteOptions {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    WriteOptions {
+        key: text("idempotency-key"),
+        // `If-Match` may be quoted like an ETag.
+        if_match: text("if-match").map(|v| v.trim().trim_matches('"').to_owned()),
+        shape,
     }
 }
 
@@ -82,7 +93,8 @@ pub async fn create(
 ) -> ApiResult<Response> {
     let caller = caller(&state, &headers, Intent::Write)?;
     let body = json_body(&headers, &body)?;
-    let record = records::create(&state.app, &caller, &entity, &body, &query(q).into()).await?;
+    let opts = write_options(&headers, query(q).into());
+    let record = records::create(&state.app, &caller, &entity, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
 
@@ -95,8 +107,8 @@ pub async fn update(
 ) -> ApiResult<Response> {
     let caller = caller(&state, &headers, Intent::Write)?;
     let body = json_body(&headers, &body)?;
-    let if_match = headers.get("if-match").and_then(|v| v.to_str().ok()).map(|v| v.trim_matches('"').to_owned());
-    let record = records::update(&state.app, &caller, &entity, &id, &body, if_match, &query(q).into()).await?;
+    let opts = write_options(&headers, query(q).into());
+    let record = records::update(&state.app, &caller, &entity, &id, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
 
@@ -106,6 +118,6 @@ pub async fn delete(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let caller = caller(&state, &headers, Intent::Write)?;
-    records::delete(&state.app, &caller, &entity, &id).await?;
+    records::delete(&state.app, &caller, &entity, &id, &write_options(&headers, Shape::default())).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

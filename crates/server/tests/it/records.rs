@@ -14,7 +14,13 @@ async fn create_view_update_delete_have_pocketbase_shapes() {
     assert_eq!(list["position"], 0);
     assert_eq!(list["color"], "gray");
     let keys: Vec<&str> = list.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["collectionId", "collectionName", "id", "name", "position", "color", "created", "updated"]);
+    assert_eq!(
+        keys,
+        ["collectionId", "collectionName", "id", "name", "position", "color", "created", "updated", "_receipt"]
+    );
+    assert_eq!(list["_receipt"]["text"], "Added \"To Do\" to lists");
+    assert_eq!(list["_receipt"]["caller"], "agent");
+    assert_eq!(list["_receipt"]["agent"], "tests");
 
     let card = t
         .create("cards", json!({"title": "Eat", "list": "todo00000000001", "due_date": "2026-07-31T12:00:00+02:00", "labels": ["bug", "docs"]}))

@@ -15,11 +15,24 @@ use std::collections::{BTreeSet, HashMap};
 const META: &str = "_a2app_meta";
 const INDEX_PREFIX: &str = "a2app_idx_";
 
+/// The runtime's own tables. Entity names cannot start with `_`, so these never collide.
+const INTERNAL_TABLES: &str = "
+    CREATE TABLE IF NOT EXISTS _a2app_keys (
+        entity TEXT NOT NULL, key TEXT NOT NULL, record_id TEXT NOT NULL, created TEXT NOT NULL,
+        PRIMARY KEY (entity, key));
+    CREATE INDEX IF NOT EXISTS _a2app_keys_created ON _a2app_keys (created);
+    CREATE TABLE IF NOT EXISTS _a2app_audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, entity TEXT NOT NULL, record_id TEXT NOT NULL,
+        action TEXT NOT NULL, agent TEXT, caller TEXT NOT NULL, receipt TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS _a2app_audit_at ON _a2app_audit (at);
+";
+
 /// Runs inside the writer's savepoint: a refusal rolls every step back.
 pub fn migrate(tx: &Connection, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
     tx.execute_batch(&format!(
         "CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"
     ))?;
+    tx.execute_batch(INTERNAL_TABLES)?;
     let previous: Schema = tx
         .query_row(&format!("SELECT value FROM {META} WHERE key = 'schema'"), [], |r| r.get::<_, String>(0))
         .optional()?

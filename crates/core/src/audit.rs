@@ -1,0 +1,70 @@
+//! `logs/agent-actions.jsonl`: one line per agent write, for people to read.
+//!
+//! The authoritative audit entry is written by the store in the write's own
+//! transaction; this file is its human-facing copy, appended after the
+//! commit. It records who, what and which fields, never field values.
+
+use protocol::receipt::Receipt;
+use serde_json::{Value, json};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+pub struct AgentLog {
+    path: PathBuf,
+    file: Mutex<Option<File>>,
+}
+
+impl AgentLog {
+    pub fn new(path: PathBuf) -> AgentLog {
+        AgentLog { path, file: Mutex::new(None) }
+    }
+
+    /// Appends one line for a write; a failure is logged, never fatal to the write.
+    pub fn append(&self, receipt: &Receipt) {
+        let line = json!({
+            "at": receipt.at,
+            "agent": receipt.agent,
+            "caller": receipt.caller,
+            "action": receipt.action,
+            "entity": receipt.entity,
+            "id": receipt.id,
+            "fields": receipt.fields.keys().collect::<Vec<_>>(),
+            "receipt": receipt.text,
+        });
+        let mut guard = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.is_none() {
+            match OpenOptions::new().create(true).append(true).open(&self.path) {
+                Ok(f) => *guard = Some(f),
+                Err(e) => {
+                    tracing::error!(path = %self.path.display(), error = %e, "cannot open the agent log");
+                    return;
+                }
+            }
+        }
+        if let Some(file) = guard.as_mut()
+            && let Err(e) = writeln!(file, "{line}")
+        {
+            tracing::error!(error = %e, "cannot append to the agent log");
+        }
+    }
+
+    /// The newest `limit` lines, oldest first.
+    pub fn tail(&self, limit: usize) -> std::io::Result<Vec<Value>> {
+        let file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut lines: std::collections::VecDeque<Value> = std::collections::VecDeque::with_capacity(limit);
+        for line in BufReader::new(file).lines() {
+            let Ok(v) = serde_json::from_str::<Value>(&line?) else { continue };
+            if lines.len() == limit {
+                lines.pop_front();
+            }
+            lines.push_back(v);
+        }
+        Ok(lines.into())
+    }
+}

@@ -1,0 +1,161 @@
+//! Describe: the app's data model, verbs and conventions, generated from the
+//! live schema and operations on every call so it cannot drift.
+
+use crate::app::{App, AuthMode};
+use crate::error::Error;
+use indexmap::IndexMap;
+use protocol::describe::{Describe, DescribedApp, DescribedEntity, DescribedOperation, DescribedParam, SystemField};
+use serde_json::Value;
+
+/// The conventions every agent gets, in the app, not in any one client.
+const CONVENTIONS: &[(&str, &str)] = &[
+    (
+        "preferOperations",
+        "When an operation does what you want, call it instead of writing records: it is the app's own verb and keeps its rules.",
+    ),
+    (
+        "confirmDestructive",
+        "Ask the person before running anything marked destructive; such operations answer approval_required until a person confirmed.",
+    ),
+    (
+        "writeLikeTheUi",
+        "Write only what the app's own interface would write; do not invent fields or put data in a field that means something else.",
+    ),
+    (
+        "resolveLabels",
+        "Refer to records by id. To turn a name such as \"To Do\" into an id, make one filtered GET on the entity's label field; more than one match is ambiguous: ask, never pick.",
+    ),
+    (
+        "dates",
+        "Send dates as ISO 8601 (2026-07-31 or 2026-07-31T09:00:00Z) and day keys as YYYY-MM-DD; resolve words like \"tomorrow\" yourself with serverNow and serverTzOffsetMinutes from /api/_a2app.",
+    ),
+    (
+        "neverApproximate",
+        "If the app cannot express what was asked, say so; never approximate it with a field or value that means something else.",
+    ),
+    (
+        "retries",
+        "Send an Idempotency-Key with every write you might retry; a replay answers 409 duplicate_request naming the record already written.",
+    ),
+    (
+        "errors",
+        "Branch on the error code, never on the message; every violation of a write comes back at once, so fix them all in one retry.",
+    ),
+    ("receipts", "Report what a write did from its _receipt, which the app generated from the stored record."),
+];
+
+pub fn describe(app: &App) -> Describe {
+    let def = &app.definition;
+    let entities = def
+        .schema
+        .entities
+        .iter()
+        .map(|(name, e)| {
+            let system = ["id", "created", "updated"]
+                .iter()
+                .map(|f| {
+                    let (kind, format) = if *f == "id" {
+                        ("string", "15 characters of [a-z0-9]")
+                    } else {
+                        ("datetime", "YYYY-MM-DD HH:MM:SS.mmmZ (UTC)")
+                    };
+                    (f.to_string(), SystemField { kind: kind.into(), read_only: true, format: format.into() })
+                })
+                .collect();
+            let described = DescribedEntity {
+                label: e.label.clone(),
+                records: format!("/api/collections/{name}/records"),
+                fields: e.fields.clone(),
+                system_fields: system,
+                indexes: e.indexes.clone(),
+            };
+            (name.clone(), described)
+        })
+        .collect();
+    let operations = def
+        .operations
+        .iter()
+        .map(|op| DescribedOperation {
+            name: op.name.clone(),
+            description: op.description.clone(),
+            params: op
+                .params
+                .iter()
+                .map(|p| {
+                    let kind = match p.kind {
+                        crate::app::operations::ParamType::String => "string",
+                        crate::app::operations::ParamType::Number => "number",
+                        crate::app::operations::ParamType::Boolean => "boolean",
+                    };
+                    let param = DescribedParam {
+                        kind: kind.into(),
+                        required: p.required,
+                        default: p.default.clone(),
+                        choices: p.choices.clone(),
+                        description: String::new(),
+                    };
+                    (p.name.clone(), param)
+                })
+                .collect(),
+            executor: op.executor.get("kind").and_then(Value::as_str).unwrap_or("").to_owned(),
+            destructive: op.destructive,
+            schedule: op.schedule.clone(),
+            url: format!("/api/ops/{}", op.name),
+        })
+        .collect();
+    Describe {
+        app: DescribedApp {
+            id: def.config.id.clone(),
+            name: def.config.name.clone(),
+            description: def.config.description.clone(),
+            auth_mode: match def.config.auth_mode {
+                AuthMode::SingleUser => "single-user".into(),
+                AuthMode::MultiUser => "multi-user".into(),
+            },
+            timezone: def.config.timezone.clone(),
+        },
+        schema_version: app.schema_version.clone(),
+        entities,
+        operations,
+        conventions: CONVENTIONS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<IndexMap<_, _>>(),
+    }
+}
+
+/// One part of describe: `cards`, `cards/title`, `cards/fields/title`,
+/// `operations`, `operations/<name>`, `conventions` (`.` works as `/` too).
+pub fn part(app: &App, path: &str) -> Result<Value, Error> {
+    let doc = serde_json::to_value(describe(app)).map_err(|e| Error::Internal(e.to_string()))?;
+    let segments: Vec<&str> = path.split(['/', '.']).filter(|s| !s.is_empty()).collect();
+    let not_found = Error::Missing;
+    let Some((first, rest)) = segments.split_first() else { return Ok(doc) };
+    match *first {
+        "operations" => {
+            let ops = doc["operations"].clone();
+            match rest {
+                [] => Ok(ops),
+                [name] => ops
+                    .as_array()
+                    .and_then(|list| list.iter().find(|o| o["name"] == *name))
+                    .cloned()
+                    .ok_or_else(|| Error::UnknownOperation(name.to_string())),
+                _ => Err(not_found(format!("describe has no part \"{path}\""))),
+            }
+        }
+        "conventions" | "app" | "schemaVersion" if rest.is_empty() => Ok(doc[*first].clone()),
+        "entities" if rest.is_empty() => Ok(doc["entities"].clone()),
+        _ => {
+            let (entity, rest) = if *first == "entities" { (rest[0], &rest[1..]) } else { (*first, rest) };
+            let ent = doc["entities"].get(entity).cloned().ok_or_else(|| Error::UnknownEntity(entity.to_owned()))?;
+            match rest {
+                [] => Ok(ent),
+                ["fields"] => Ok(ent["fields"].clone()),
+                ["fields", field] | [field] => ent["fields"]
+                    .get(*field)
+                    .or_else(|| ent["systemFields"].get(*field))
+                    .cloned()
+                    .ok_or_else(|| not_found(format!("{entity} has no field \"{field}\""))),
+                _ => Err(not_found(format!("describe has no part \"{path}\""))),
+            }
+        }
+    }
+}
