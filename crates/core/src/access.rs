@@ -90,26 +90,6 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn recognizes_loopback_hosts_and_own_origins() {
-        for h in ["localhost:8090", "127.0.0.1:8090", "[::1]:8090", "127.0.0.2", "app.localhost:1"] {
-            assert!(is_loopback_name(&strip_port(h).to_ascii_lowercase()), "{h}");
-        }
-        for h in ["example.com", "10.0.0.1:8090", "localhost.evil.com"] {
-            assert!(!is_loopback_name(strip_port(h)), "{h}");
-        }
-        assert!(is_own_origin("http://localhost:8090", 8090));
-        assert!(is_own_origin("http://[::1]:8090", 8090));
-        assert!(!is_own_origin("http://localhost:9999", 8090));
-        assert!(!is_own_origin("https://evil.example", 8090));
-        assert!(!is_own_origin("null", 8090));
-    }
-}
-
 /// What `whoami` answers for an established caller.
 pub fn whoami(app: &App, caller: &Caller) -> protocol::identity::WhoAmI {
     let write = !matches!(caller.kind, CallerKind::Anonymous);
@@ -129,5 +109,25 @@ pub fn whoami(app: &App, caller: &Caller) -> protocol::identity::WhoAmI {
         auth_mode: if multi { "multi-user".into() } else { "single-user".into() },
         may: protocol::identity::Permissions { read: true, write, operations: write },
         hint,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognizes_loopback_hosts_and_own_origins() {
+        for h in ["localhost:8090", "127.0.0.1:8090", "[::1]:8090", "127.0.0.2", "app.localhost:1"] {
+            assert!(is_loopback_name(&strip_port(h).to_ascii_lowercase()), "{h}");
+        }
+        for h in ["example.com", "10.0.0.1:8090", "localhost.evil.com"] {
+            assert!(!is_loopback_name(strip_port(h)), "{h}");
+        }
+        assert!(is_own_origin("http://localhost:8090", 8090));
+        assert!(is_own_origin("http://[::1]:8090", 8090));
+        assert!(!is_own_origin("http://localhost:9999", 8090));
+        assert!(!is_own_origin("https://evil.example", 8090));
+        assert!(!is_own_origin("null", 8090));
     }
 }
