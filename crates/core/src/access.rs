@@ -31,8 +31,14 @@ pub enum Intent {
     Write,
 }
 
-/// Decides whether the request may proceed, and as whom.
+/// Decides whether the request may proceed, and as whom, within the caller's rate limit.
 pub fn authorize(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Error> {
+    let caller = identify(app, creds, intent)?;
+    app.limiter.take(&caller, intent, app.clock.now()).map_err(Error::RateLimited)?;
+    Ok(caller)
+}
+
+fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Error> {
     let http = &app.definition.config.http;
     let host = creds.host.as_deref().unwrap_or("");
     let host_name = strip_port(host).to_ascii_lowercase();

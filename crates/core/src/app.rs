@@ -105,6 +105,7 @@ pub struct App {
     pub agent_token: String,
     /// `logs/agent-actions.jsonl`.
     pub agent_log: crate::audit::AgentLog,
+    pub limiter: crate::limits::Limiter,
 }
 
 /// How to open an app.
@@ -155,6 +156,7 @@ impl App {
             clock: options.clock,
             realtime: crate::realtime::Hub::new(),
             agent_log: crate::audit::AgentLog::new(definition.logs_dir().join("agent-actions.jsonl")),
+            limiter: crate::limits::Limiter::new(definition.config.limits),
             definition,
             schema_version,
             agent_token,

@@ -39,6 +39,9 @@ pub enum Error {
     ForbiddenOrigin(String),
     #[error("unauthorized: {0}")]
     Unauthorized(String),
+    /// Seconds until the caller may try again.
+    #[error("rate limited")]
+    RateLimited(u64),
     #[error("body too large")]
     PayloadTooLarge(usize),
     #[error("internal: {0}")]
@@ -81,6 +84,7 @@ impl Error {
             Error::ForbiddenOrigin(_) => ErrorCode::ForbiddenOrigin,
             Error::Unauthorized(_) => ErrorCode::Unauthorized,
             Error::PayloadTooLarge(_) => ErrorCode::PayloadTooLarge,
+            Error::RateLimited(_) => ErrorCode::RateLimited,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -146,6 +150,9 @@ impl Error {
                 format!("requests from the web origin {origin} are refused; only the app's own page (or an origin in [http] allowed_origins) may call it"),
             ),
             Error::Unauthorized(why) => ErrorBody::new(code, why.clone()),
+            Error::RateLimited(secs) => {
+                ErrorBody::new(code, format!("too many requests from this caller; retry in {secs} s")).with_extra("retryAfter", Value::from(*secs))
+            }
             Error::PayloadTooLarge(limit) => ErrorBody::new(code, format!("the request body is larger than {limit} bytes")),
             Error::Internal(_) => ErrorBody::new(code, "Something went wrong while processing your request."),
         }

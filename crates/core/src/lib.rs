@@ -18,6 +18,7 @@ pub mod error;
 pub mod filter;
 pub mod guard;
 pub mod id;
+pub mod limits;
 pub mod problem;
 pub mod realtime;
 pub mod receipt;

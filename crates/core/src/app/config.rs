@@ -21,6 +21,7 @@ pub struct AppConfig {
     /// IANA zone the app lives in (schedules, `serverTzOffsetMinutes`).
     pub timezone: String,
     pub http: HttpConfig,
+    pub limits: crate::limits::Limits,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -48,6 +49,7 @@ pub fn parse(text: &str) -> Result<AppConfig, Problems> {
         auth_mode: AuthMode::SingleUser,
         timezone: "UTC".into(),
         http: HttpConfig::default(),
+        limits: crate::limits::Limits::default(),
     };
     let mut saw_id = false;
     for (key, value) in &table {
@@ -79,9 +81,10 @@ pub fn parse(text: &str) -> Result<AppConfig, Problems> {
                     .push(&path, format!("unknown time zone {value} (an IANA name like \"Europe/Berlin\" or \"UTC\")")),
             },
             "http" => config.http = http(value, &path, &mut problems),
+            "limits" => config.limits = limits(value, &path, &mut problems),
             other => problems.push(
                 &path,
-                format!("unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http)"),
+                format!("unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http, limits)"),
             ),
         }
     }
@@ -121,6 +124,29 @@ fn http(value: &Value, path: &str, problems: &mut Problems) -> HttpConfig {
         }
     }
     http
+}
+
+fn limits(value: &Value, path: &str, problems: &mut Problems) -> crate::limits::Limits {
+    let mut limits = crate::limits::Limits::default();
+    let Some(table) = value.as_table() else {
+        problems.push(path, "limits must be a table");
+        return limits;
+    };
+    for (key, value) in table {
+        let kpath = join(path, key);
+        let Some(n) = value.as_integer().and_then(|n| u32::try_from(n).ok()) else {
+            problems.push(&kpath, format!("{key} must be a whole number of requests per minute (0 = unlimited)"));
+            continue;
+        };
+        match key.as_str() {
+            "writes_per_minute" => limits.writes_per_minute = n,
+            "reads_per_minute" => limits.reads_per_minute = n,
+            other => {
+                problems.push(&kpath, format!("unknown key \"{other}\" (allowed: writes_per_minute, reads_per_minute)"))
+            }
+        }
+    }
+    limits
 }
 
 fn is_app_id(id: &str) -> bool {

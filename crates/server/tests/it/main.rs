@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // test helpers panic on purpose: a panic is a failed test
 
 mod access;
+mod contract;
 mod records;
 
 use a2app_core::clock::FixedClock;
@@ -16,6 +17,7 @@ pub struct TestApp {
     pub url: String,
     pub token: String,
     pub app: Arc<App>,
+    pub clock: Arc<FixedClock>,
     pub http: reqwest::Client,
     _dir: tempfile::TempDir,
     _stop: tokio::sync::oneshot::Sender<()>,
@@ -27,6 +29,11 @@ pub const NOW: &str = "2026-07-30T09:15:00Z";
 impl TestApp {
     /// Serves a copy of `examples/kanban`.
     pub async fn kanban() -> TestApp {
+        TestApp::with_config(|toml| toml.to_owned()).await
+    }
+
+    /// Serves a copy of `examples/kanban` with its app.toml rewritten by `edit`.
+    pub async fn with_config(edit: impl Fn(&str) -> String) -> TestApp {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
         let dir = tempfile::tempdir().expect("temp dir");
         for file in ["app.toml", "schema.json", "operations.json"] {
@@ -34,9 +41,11 @@ impl TestApp {
                 std::fs::copy(root.join(file), dir.path().join(file)).expect("copy example");
             }
         }
+        let toml = std::fs::read_to_string(dir.path().join("app.toml")).expect("app.toml");
+        std::fs::write(dir.path().join("app.toml"), edit(&toml)).expect("write app.toml");
         let def = a2app_core::app::load(dir.path()).expect("example loads");
         let clock = Arc::new(FixedClock::new(NOW.parse().expect("instant")));
-        let (app, _) = App::open(def, OpenOptions { allow_destructive: false, clock }).expect("open");
+        let (app, _) = App::open(def, OpenOptions { allow_destructive: false, clock: clock.clone() }).expect("open");
         let app = Arc::new(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
@@ -45,7 +54,7 @@ impl TestApp {
             let _ = stopped.await;
         }));
         let token = app.agent_token.clone();
-        TestApp { url, token, app, http: reqwest::Client::new(), _dir: dir, _stop: stop }
+        TestApp { url, token, app, clock, http: reqwest::Client::new(), _dir: dir, _stop: stop }
     }
 
     /// Sends a request with the agent token and returns status and JSON body.
