@@ -692,7 +692,17 @@ impl<'a> Compiler<'a> {
                     split_modifier(segs[segs.len() - 1].0, segs[segs.len() - 1].1)?;
                     Ok(Resolved::constant("NULL", Emptiness::Empty))
                 }
-                Some(auth) => self.static_value(Some(auth), &segs[2..], false),
+                Some(auth) => {
+                    // PocketBase reads only these auth keys from the request; any other
+                    // goes through a join with the auth collection, where :isset does
+                    // not exist (it is ignored, and a missing key is NULL).
+                    let (key, modifier) = split_modifier(segs[2].0, segs[2].1)?;
+                    let plain = ["id", "collectionId", "collectionName", "email", "emailVisibility", "verified"];
+                    if segs.len() == 3 && modifier == Some(Modifier::Isset) && !plain.contains(&key) {
+                        return self.static_value(Some(auth), &[(key, segs[2].1)], false);
+                    }
+                    self.static_value(Some(auth), &segs[2..], false)
+                }
             },
             ("query", 3..) => self.static_value(Some(&request.query), &segs[2..], false),
             ("headers", 3..) => self.static_value(Some(&request.headers), &segs[2..], true),
