@@ -21,7 +21,7 @@ use rusqlite::types::Value;
 use serde_json::{Map, Value as Json};
 
 use crate::filter::{CompareOp, Comparison, Expr, FilterError, Operand, OperandKind, SortKey, SortTarget};
-use path::{Column, Hop, Terminal, column, field_list, hop_joins, quote, terminal_sql};
+use path::{Column, Hop, Terminal, column, field_list, hop_joins, quote, strftime_sql, terminal_sql};
 use values::{MACROS, json_to_param, lookup, macro_value, normalize_iso_datetime, param_to_text};
 
 /// PocketBase follows at most this many relations in one path (`maxNestedRels`).
@@ -137,19 +137,27 @@ pub fn compile_sort(
 
 /// SQL text with its parameters, kept together so that concatenation can never
 /// put a parameter out of order.
+///
+/// Each parameter is marked as a *value* (a literal, macro, request value or
+/// function argument: what PocketBase binds as a parameter) or as internal
+/// plumbing (a json path, a list of submitted ids: what PocketBase writes into the
+/// SQL text). PocketBase's empty-value and LIKE rules look at its parameters, so
+/// ours must look at the values only.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Sql {
     text: String,
     params: Vec<Value>,
+    is_value: Vec<bool>,
 }
 
 impl Sql {
     fn raw(text: impl Into<String>) -> Sql {
-        Sql { text: text.into(), params: Vec::new() }
+        Sql { text: text.into(), ..Sql::default() }
     }
 
+    /// A bound value on its own.
     fn param(value: Value) -> Sql {
-        Sql { text: "?".to_string(), params: vec![value] }
+        Sql { text: "?".to_string(), params: vec![value], is_value: vec![true] }
     }
 
     fn push_str(&mut self, text: &str) {
@@ -159,11 +167,25 @@ impl Sql {
     fn push(&mut self, other: &Sql) {
         self.text.push_str(&other.text);
         self.params.extend(other.params.iter().cloned());
+        self.is_value.extend(other.is_value.iter().copied());
     }
 
+    /// Binds internal plumbing (see the type's doc).
     fn push_param(&mut self, value: Value) {
         self.text.push('?');
         self.params.push(value);
+        self.is_value.push(false);
+    }
+
+    /// Binds a value (see the type's doc).
+    fn push_value(&mut self, value: Value) {
+        self.text.push('?');
+        self.params.push(value);
+        self.is_value.push(true);
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Value> {
+        self.params.iter().zip(&self.is_value).filter(|(_, v)| **v).map(|(p, _)| p)
     }
 
     fn join(parts: &[Sql], separator: &str) -> Sql {
@@ -203,13 +225,25 @@ enum Piece<'a> {
 }
 use Piece::{Sql as S, Text as T};
 
-/// Whether an operand is known to be empty (`''` or NULL), known not to be, or
-/// unknown until the row is read. Drives PocketBase's `=`/`!=` null normalisation.
+/// A constant written into the SQL: `NULL` (empty) or a boolean `1`/`0` (known
+/// not to be empty). Together with the bound values it drives PocketBase's
+/// `=`/`!=` null normalisation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Emptiness {
+enum Constant {
+    None,
     Empty,
     NonEmpty,
-    Unknown,
+}
+
+/// PocketBase's NullFallback: how `=`/`!=` treat NULL for an operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fallback {
+    /// `''` and NULL are the same, and a non-empty bound value is compared directly.
+    Auto,
+    /// json: NULL is a value of its own; compare with IS / IS NOT.
+    Disabled,
+    /// Function results: never assumed non-empty, so NULL falls back to `''`.
+    Enforced,
 }
 
 /// A multi-value path, kept so its match-all subquery can be rebuilt with fresh aliases.
@@ -223,11 +257,8 @@ struct MultiPath {
 #[derive(Debug, Clone)]
 struct Resolved {
     sql: Sql,
-    emptiness: Emptiness,
-    /// json operands compare with IS / IS NOT instead of the empty-string fallback.
-    no_coalesce: bool,
-    /// A bound value rather than a column: a LIKE against it is wrapped in `%…%`.
-    bound_value: bool,
+    constant: Constant,
+    fallback: Fallback,
     /// A quoted text from the filter itself (candidate for ISO datetime normalisation).
     text_literal: bool,
     /// A datetime column read as is.
@@ -237,31 +268,55 @@ struct Resolved {
 
 impl Resolved {
     fn value(value: Value) -> Resolved {
-        let emptiness = match &value {
-            Value::Null => Emptiness::Empty,
-            Value::Text(s) if s.is_empty() => Emptiness::Empty,
-            _ => Emptiness::NonEmpty,
-        };
         if value == Value::Null {
-            return Resolved::constant("NULL", Emptiness::Empty);
+            return Resolved::null();
         }
-        Resolved { emptiness, bound_value: true, ..Resolved::column(Sql::param(value)) }
+        Resolved::column(Sql::param(value))
     }
 
-    fn constant(sql: &str, emptiness: Emptiness) -> Resolved {
-        Resolved { emptiness, ..Resolved::column(Sql::raw(sql)) }
+    fn null() -> Resolved {
+        Resolved { constant: Constant::Empty, ..Resolved::column(Sql::raw("NULL")) }
+    }
+
+    fn boolean(value: bool) -> Resolved {
+        Resolved { constant: Constant::NonEmpty, ..Resolved::column(Sql::raw(if value { "1" } else { "0" })) }
     }
 
     fn column(sql: Sql) -> Resolved {
         Resolved {
             sql,
-            emptiness: Emptiness::Unknown,
-            no_coalesce: false,
-            bound_value: false,
+            constant: Constant::None,
+            fallback: Fallback::Auto,
             text_literal: false,
             datetime: false,
             multi: None,
         }
+    }
+
+    /// PocketBase's isEmpty: NULL, or a single bound value that is NULL or `''`.
+    fn is_empty(&self) -> bool {
+        self.constant == Constant::Empty
+            || (self.fallback == Fallback::Auto
+                && self.sql.values().count() == 1
+                && self.sql.values().any(is_empty_value))
+    }
+
+    /// PocketBase's isKnownNonEmpty: a boolean constant, or bound values none of
+    /// which is empty (never for function results).
+    fn is_known_non_empty(&self) -> bool {
+        self.fallback != Fallback::Enforced
+            && (self.constant == Constant::NonEmpty
+                || (self.constant != Constant::Empty
+                    && self.sql.values().count() > 0
+                    && !self.sql.values().any(is_empty_value)))
+    }
+}
+
+fn is_empty_value(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Text(s) => s.is_empty(),
+        _ => false,
     }
 }
 
@@ -395,9 +450,9 @@ impl<'a> Compiler<'a> {
             Ok(resolved) => Ok(resolved),
             // As in PocketBase, these words are keywords unless a field has the name.
             Err(err) => match name.to_ascii_lowercase().as_str() {
-                "null" => Ok(Resolved::constant("NULL", Emptiness::Empty)),
-                "true" => Ok(Resolved::constant("1", Emptiness::NonEmpty)),
-                "false" => Ok(Resolved::constant("0", Emptiness::NonEmpty)),
+                "null" => Ok(Resolved::null()),
+                "true" => Ok(Resolved::boolean(true)),
+                "false" => Ok(Resolved::boolean(false)),
                 _ => Err(err),
             },
         }
@@ -437,7 +492,7 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 let terminal = Terminal::Json { column: segment.to_string(), path: json_path };
-                return Ok(Resolved { no_coalesce: true, ..self.finish(hops, terminal) });
+                return Ok(Resolved { fallback: Fallback::Disabled, ..self.finish(hops, terminal) });
             }
             if i >= MAX_NESTED_RELATIONS {
                 return Err(FilterError::new(
@@ -559,7 +614,8 @@ impl<'a> Compiler<'a> {
             Some(_) => self.finish(hops, Terminal::Lower(Box::new(plain))),
             None => Resolved { datetime: col == Column::Datetime, ..self.finish(hops, plain) },
         };
-        Ok(Resolved { no_coalesce: col == Column::Json, ..resolved })
+        let fallback = if col == Column::Json { Fallback::Disabled } else { Fallback::Auto };
+        Ok(Resolved { fallback, ..resolved })
     }
 
     /// Turns walked hops and a terminal into an operand: a plain column, a scalar
@@ -647,21 +703,45 @@ impl<'a> Compiler<'a> {
     fn function(&mut self, name: &str, args: &[Operand], position: usize) -> Result<Resolved, FilterError> {
         match name {
             "strftime" => {
-                if args.is_empty() {
-                    return Err(FilterError::new("strftime(format, time, modifiers...) needs a format", position));
+                // PocketBase's shape: a quoted format, an optional time value (a field,
+                // text or number, not another function), then quoted modifiers.
+                if args.len() > 10 {
+                    return Err(FilterError::new("strftime takes at most 10 arguments", position));
                 }
-                let mut sql = Sql::raw("strftime(");
-                for (i, arg) in args.iter().enumerate() {
-                    if i > 0 {
-                        sql.push_str(", ");
+                let format = match args.first().map(|a| &a.kind) {
+                    Some(OperandKind::Text(format)) => format.clone(),
+                    _ => {
+                        return Err(FilterError::new(
+                            "strftime(format, time, modifiers...) needs a quoted format such as '%Y-%m' first",
+                            args.first().map_or(position, |a| a.position),
+                        ));
                     }
-                    // Like PocketBase's functions, arguments are not match-all: a
-                    // multi-value argument matches when any of its rows does.
-                    let resolved = self.operand(arg)?;
-                    sql.push(&resolved.sql);
+                };
+                let mut modifiers = Vec::new();
+                for arg in args.iter().skip(2) {
+                    let OperandKind::Text(m) = &arg.kind else {
+                        return Err(FilterError::new(
+                            "strftime modifiers must be quoted texts such as 'start of month'",
+                            arg.position,
+                        ));
+                    };
+                    modifiers.push(m.clone());
                 }
-                sql.push_str(")");
-                Ok(Resolved::column(sql))
+                let Some(time) = args.get(1) else {
+                    let sql = strftime_sql(&format, None, &modifiers);
+                    return Ok(Resolved { fallback: Fallback::Enforced, ..Resolved::column(sql) });
+                };
+                if matches!(time.kind, OperandKind::Function { .. }) {
+                    return Err(FilterError::new("strftime's time value cannot be a function call", time.position));
+                }
+                let time = self.operand(time)?;
+                let sql = strftime_sql(&format, Some(&time.sql), &modifiers);
+                // A multi-value time keeps its match-all semantics, as in PocketBase.
+                let multi = time.multi.map(|m| MultiPath {
+                    hops: m.hops,
+                    terminal: Terminal::Strftime { format: format.clone(), inner: Box::new(m.terminal), modifiers },
+                });
+                Ok(Resolved { multi, fallback: Fallback::Enforced, ..Resolved::column(sql) })
             }
             "geoDistance" => Err(FilterError::new(
                 "geoDistance(...) is not supported: the schema has no geoPoint type and the bundled SQLite has no math functions",
@@ -690,7 +770,7 @@ impl<'a> Compiler<'a> {
                 // A guest has no auth record: every @request.auth.* is NULL, even :isset.
                 None => {
                     split_modifier(segs[segs.len() - 1].0, segs[segs.len() - 1].1)?;
-                    Ok(Resolved::constant("NULL", Emptiness::Empty))
+                    Ok(Resolved::null())
                 }
                 Some(auth) => {
                     // PocketBase reads only these auth keys from the request; any other
@@ -724,7 +804,7 @@ impl<'a> Compiler<'a> {
             if let Some((target, list)) = relation {
                 let ids = submitted_ids(body.and_then(|b| b.get(first)));
                 if ids.is_empty() {
-                    return Ok(Resolved::constant("NULL", Emptiness::Empty));
+                    return Ok(Resolved::null());
                 }
                 let ids = Json::from(ids).to_string();
                 let hops = vec![Hop::BodyRef { target: target.clone(), ids, list }];
@@ -748,12 +828,12 @@ impl<'a> Compiler<'a> {
                         first_position,
                     ));
                 };
-                let Some(submitted) = submitted else { return Ok(Resolved::constant("0", Emptiness::NonEmpty)) };
+                let Some(submitted) = submitted else { return Ok(Resolved::boolean(false)) };
                 let new = self.request_value(submitted, Some(&col));
                 let current = self.path(self.base, Vec::new(), &[(key, first_position)])?;
                 let differs = equal_expr(false, &new, &current);
                 let sql = Sql::concat(&[T("(CASE WHEN "), S(&differs), T(" THEN 1 ELSE 0 END)")]);
-                Ok(Resolved { emptiness: Emptiness::NonEmpty, ..Resolved::column(sql) })
+                Ok(Resolved { constant: Constant::NonEmpty, ..Resolved::column(sql) })
             }
             Some(m @ (Modifier::Each | Modifier::Length)) => {
                 let Some(col) = col.filter(Column::is_multi_valuer) else {
@@ -809,13 +889,11 @@ impl<'a> Compiler<'a> {
         match modifier {
             None => Ok(match found {
                 Some(v) => self.request_value(v, column(self.base_entity, key).as_ref()),
-                None => Resolved::constant("NULL", Emptiness::Empty),
+                None => Resolved::null(),
             }),
-            Some(Modifier::Isset) => {
-                Ok(Resolved::constant(if found.is_some() { "1" } else { "0" }, Emptiness::NonEmpty))
-            }
+            Some(Modifier::Isset) => Ok(Resolved::boolean(found.is_some())),
             Some(Modifier::Lower) => {
-                let value = found.map_or(Resolved::constant("NULL", Emptiness::Empty), |v| self.request_value(v, None));
+                let value = found.map_or(Resolved::null(), |v| self.request_value(v, None));
                 let sql = Sql::concat(&[T("LOWER("), S(&value.sql), T(")")]);
                 Ok(Resolved { sql, ..value })
             }
@@ -842,7 +920,7 @@ impl<'a> Compiler<'a> {
         }
         match param {
             Some(p) => Resolved::value(p),
-            None => Resolved::constant("NULL", Emptiness::Empty),
+            None => Resolved::null(),
         }
     }
 }
@@ -892,8 +970,8 @@ fn compare(compiler: &mut Compiler<'_>, left: &Resolved, op: CompareOp, any: boo
             let rs = compiler.values_subquery(r);
             let la = compiler.fresh_alias();
             let ra = compiler.fresh_alias();
-            let lv = Resolved { no_coalesce: left.no_coalesce, ..Resolved::column(Sql::raw(format!("{la}.\"v\""))) };
-            let rv = Resolved { no_coalesce: right.no_coalesce, ..Resolved::column(Sql::raw(format!("{ra}.\"v\""))) };
+            let lv = Resolved { fallback: left.fallback, ..Resolved::column(Sql::raw(format!("{la}.\"v\""))) };
+            let rv = Resolved { fallback: right.fallback, ..Resolved::column(Sql::raw(format!("{ra}.\"v\""))) };
             let cond = negate(&plain_compare(&lv, op, &rv));
             Sql::concat(&[
                 T("NOT EXISTS (SELECT 1 FROM ("),
@@ -910,11 +988,10 @@ fn compare(compiler: &mut Compiler<'_>, left: &Resolved, op: CompareOp, any: boo
             let (many, other) = if many_on_left { (left, right) } else { (right, left) };
             let sub = compiler.values_subquery(m);
             let alias = compiler.fresh_alias();
-            let item =
-                Resolved { no_coalesce: many.no_coalesce, ..Resolved::column(Sql::raw(format!("{alias}.\"v\""))) };
-            // The other side keeps its SQL and emptiness but, as in PocketBase, not
-            // its json no-coalesce flag.
-            let other = Resolved { no_coalesce: false, multi: None, ..other.clone() };
+            let item = Resolved { fallback: many.fallback, ..Resolved::column(Sql::raw(format!("{alias}.\"v\""))) };
+            // The other side keeps its SQL and values but, as in PocketBase, not its
+            // null fallback.
+            let other = Resolved { fallback: Fallback::Auto, multi: None, ..other.clone() };
             let inner = if many_on_left { plain_compare(&item, op, &other) } else { plain_compare(&other, op, &item) };
             let cond = negate(&inner);
             Sql::concat(&[T("NOT EXISTS (SELECT 1 FROM ("), S(&sub), T(&format!(") {alias} WHERE ")), S(&cond), T(")")])
@@ -930,13 +1007,15 @@ fn plain_compare(left: &Resolved, op: CompareOp, right: &Resolved) -> Sql {
         CompareOp::Neq => return equal_expr(false, left, right),
         CompareOp::Like | CompareOp::NotLike => {
             let like = if op == CompareOp::Like { " LIKE " } else { " NOT LIKE " };
-            if !right.bound_value {
+            if right.sql.values().next().is_none() {
                 // Column on the right: "contains" that column's value.
                 return Sql::concat(&[S(&left.sql), T(like), T("('%' || "), S(&right.sql), T(" || '%') ESCAPE '\\'")]);
             }
             let mut pattern = right.sql.clone();
-            for param in &mut pattern.params {
-                *param = Value::Text(like_pattern(&param_to_text(param)));
+            for (param, is_value) in pattern.params.iter_mut().zip(&pattern.is_value) {
+                if *is_value {
+                    *param = Value::Text(like_pattern(&param_to_text(param)));
+                }
             }
             return Sql::concat(&[S(&left.sql), T(like), S(&pattern), T(" ESCAPE '\\'")]);
         }
@@ -953,17 +1032,17 @@ fn equal_expr(equal: bool, left: &Resolved, right: &Resolved) -> Sql {
     let (op, concat, null_check) =
         if equal { (" = ", " OR ", " IS NULL") } else { (" IS NOT ", " AND ", " IS NOT NULL") };
     // json operands: NULL is a value of its own, so compare with IS / IS NOT.
-    if left.no_coalesce || right.no_coalesce {
+    if left.fallback == Fallback::Disabled || right.fallback == Fallback::Disabled {
         let is = if equal { " IS " } else { " IS NOT " };
         return Sql::concat(&[S(&left.sql), T(is), S(&right.sql)]);
     }
-    let l_empty = left.emptiness == Emptiness::Empty;
-    let r_empty = right.emptiness == Emptiness::Empty;
+    let l_empty = left.is_empty();
+    let r_empty = right.is_empty();
     let empty = Sql::raw("''");
     if l_empty && r_empty {
         return Sql::concat(&[T("''"), T(op), T("''")]);
     }
-    if left.emptiness == Emptiness::NonEmpty || right.emptiness == Emptiness::NonEmpty {
+    if left.is_known_non_empty() || right.is_known_non_empty() {
         let l = if l_empty { &empty } else { &left.sql };
         let r = if r_empty { &empty } else { &right.sql };
         return Sql::concat(&[S(l), T(op), S(r)]);

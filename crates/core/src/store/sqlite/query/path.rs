@@ -129,6 +129,12 @@ pub(super) enum Terminal {
     /// The item of the last `Each`/`BodyEach` hop.
     Item,
     Lower(Box<Terminal>),
+    /// `strftime(format, <inner>, modifiers...)` over a multi-value path.
+    Strftime {
+        format: String,
+        inner: Box<Terminal>,
+        modifiers: Vec<String>,
+    },
 }
 
 /// Quotes an identifier. Identifiers only ever come from the schema, but quoting
@@ -173,6 +179,9 @@ pub(super) fn terminal_sql(alias: &str, terminal: &Terminal) -> Sql {
             sql.push(&terminal_sql(alias, inner));
             sql.push_str(")");
             sql
+        }
+        Terminal::Strftime { format, inner, modifiers } => {
+            strftime_sql(format, Some(&terminal_sql(alias, inner)), modifiers)
         }
     }
 }
@@ -240,4 +249,20 @@ pub(super) fn hop_joins(hop: &Hop, prev: &str, fresh: &mut dyn FnMut() -> String
             (sql, a)
         }
     }
+}
+
+/// `strftime(?, time, ?...)` with the format and modifiers bound.
+pub(super) fn strftime_sql(format: &str, time: Option<&Sql>, modifiers: &[String]) -> Sql {
+    let mut sql = Sql::raw("strftime(");
+    sql.push_value(Value::Text(format.to_string()));
+    if let Some(time) = time {
+        sql.push_str(", ");
+        sql.push(time);
+    }
+    for modifier in modifiers {
+        sql.push_str(", ");
+        sql.push_value(Value::Text(modifier.clone()));
+    }
+    sql.push_str(")");
+    sql
 }

@@ -329,7 +329,14 @@ fn datetime_literals_and_macros() {
         ("cards", "due >= @yearStart && due <= @yearEnd", "1 3 4"),
         ("cards", "@year = 2026 && @month = 7 && @day = 30 && @hour = 11 && @minute = 0 && @second = 0", "1 2 3 4 5 6"),
         ("cards", "@weekday = 4", "1 2 3 4 5 6"), // 2026-07-30 is a Thursday
-        ("cards", "strftime('%Y-%m', due) = '2026-08'", "3"),
+        ("cards", "strftime('%Y-%m', due) = '2026-08'", "3"), // [pb]
+        ("cards", "strftime('%Y', due) = ''", "2 5 6"), // [pb] '' ≡ NULL applies
+        ("cards", "strftime('%Y', due) != '2026'", "2 5 6"), // [pb]
+        ("cards", "strftime('%j', assignees.age) = strftime('%j', 30)", "3 6"), // [pb] match-all
+        ("cards", "strftime('%j', assignees.age) ?= strftime('%j', 30)", "1 3 6"), // [pb]
+        ("cards", "strftime('%j', 30) = strftime('%j', assignees.age)", "3 6"), // [pb]
+        ("cards", "strftime('%Y') = strftime('%Y', 'now')", "1 2 3 4 5 6"),
+        ("cards", "strftime('%d', '2026-07-30 10:00:00.000Z', '+1 day') = '31'", "1 2 3 4 5 6"), // [pb]
         ("cards", "strftime('%H', created) = '09'", "1 2 3 4 5 6"),
     ]);
 }
@@ -450,6 +457,10 @@ fn semantic_errors_name_the_problem_and_point_at_it() {
         ("meta.a:lower = 1", 5, "modifiers are not supported inside json paths"),
         ("geoDistance(1, 2, 3, 4) < 5", 0, "geoDistance(...) is not supported"),
         ("nope(1) = 1", 0, "unknown function \"nope\""),
+        ("strftime() = 1", 0, "needs a quoted format"),
+        ("strftime(qty) = 1", 9, "needs a quoted format"),
+        ("strftime('%Y', due, 1) = 1", 20, "modifiers must be quoted"),
+        ("strftime('%Y', strftime('%Y', due)) = 1", 15, "cannot be a function call"),
         ("list..name = 1", 5, "empty segment"),
         ("#x = 1", 0, "unknown field \"#x\""),
     ];
