@@ -591,6 +591,75 @@ mod no_panics {
         prop::collection::vec(atoms, 0..14).prop_map(|parts| parts.join(" "))
     }
 
+    /// Well-formed filters over every kind of operand, so that most inputs reach
+    /// SQLite: whatever compiles must be SQL it accepts.
+    fn structured() -> impl Strategy<Value = String> {
+        let operand = prop::sample::select(vec![
+            "title",
+            "qty",
+            "done",
+            "due",
+            "created",
+            "status",
+            "tags",
+            "tags:each",
+            "tags:length",
+            "status:each",
+            "file:length",
+            "list",
+            "list.id",
+            "list.name",
+            "list.owner.name",
+            "list.owner.age:lower",
+            "assignees",
+            "assignees.name",
+            "assignees.id",
+            "assignees:length",
+            "list.cards_via_list.title",
+            "meta",
+            "meta.a.b",
+            "meta.items.0",
+            "meta:lower",
+            "@now",
+            "@todayEnd",
+            "@weekday",
+            "@request.auth.id",
+            "@request.auth.name:isset",
+            "@request.method",
+            "@request.query.q:lower",
+            "@request.headers.x_token",
+            "@request.body.title:changed",
+            "@request.body.tags:each",
+            "@request.body.tags:length",
+            "@request.body.list.name",
+            "@request.body.assignees.name",
+            "@collection.lists.name",
+            "@collection.members:m.age",
+            "null",
+            "true",
+            "'x'",
+            "''",
+            "'%_\\\\x'",
+            "'50%'",
+            "1",
+            "-2.5",
+            "strftime('%Y', due)",
+            "strftime('%j', assignees.age)",
+            "'2026-07-30T10:00:00Z'",
+        ]);
+        let op = prop::sample::select(vec![
+            "=", "!=", ">", ">=", "<", "<=", "~", "!~", "?=", "?!=", "?>", "?>=", "?<", "?<=", "?~", "?!~",
+        ]);
+        let leaf = (operand.clone(), op, operand).prop_map(|(a, o, b)| format!("{a} {o} {b}"));
+        leaf.prop_recursive(3, 16, 2, |inner| {
+            prop_oneof![
+                (inner.clone(), prop::sample::select(vec!["&&", "||"]), inner.clone())
+                    .prop_map(|(a, j, b)| format!("{a} {j} {b}")),
+                inner.prop_map(|a| format!("({a})")),
+            ]
+        })
+    }
+
     fn exercise(input: &str) {
         let db = database();
         let ctx = context();
@@ -619,6 +688,12 @@ mod no_panics {
 
         #[test]
         fn filter_like_strings(input in filterish()) {
+            exercise(&input);
+        }
+
+        #[test]
+        fn well_formed_filters(input in structured()) {
+            prop_assert!(parse(&input).is_ok(), "{input:?} should parse");
             exercise(&input);
         }
     }
