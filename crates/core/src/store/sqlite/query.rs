@@ -608,7 +608,7 @@ impl<'a> Compiler<'a> {
                     self.finish(hops, Terminal::Item)
                 } else {
                     // A single value is its own only item.
-                    self.finish(hops, plain)
+                    self.finish(hops, Terminal::SingleItem(name.to_string()))
                 }
             }
             Some(_) => self.finish(hops, Terminal::Lower(Box::new(plain))),

@@ -128,6 +128,9 @@ pub(super) enum Terminal {
     Length(String),
     /// The item of the last `Each`/`BodyEach` hop.
     Item,
+    /// `:each` of a single-value field: its value without the column's type
+    /// affinity, as the `json_each` item PocketBase reads would be.
+    SingleItem(String),
     Lower(Box<Terminal>),
     /// `strftime(format, <inner>, modifiers...)` over a multi-value path.
     Strftime {
@@ -157,6 +160,9 @@ pub(super) fn terminal_sql(alias: &str, terminal: &Terminal) -> Sql {
     match terminal {
         Terminal::Column(c) => Sql::raw(format!("{alias}.{}", quote(c))),
         Terminal::Item => Sql::raw(format!("{alias}.\"value\"")),
+        // Unary plus is a no-op that drops the affinity: `0 > +status` compares a
+        // number with text, where `0 > status` would first turn 0 into '0'.
+        Terminal::SingleItem(c) => Sql::raw(format!("+{alias}.{}", quote(c))),
         Terminal::Json { column, path } => {
             // Non-JSON text is wrapped in an object so json_extract still works on it;
             // the path is user input, so it is bound, never spliced.
