@@ -51,12 +51,25 @@ impl Parser<'_> {
     fn list(&mut self, depth: usize) -> Result<Expr, FilterError> {
         let mut ors: Vec<Expr> = Vec::new();
         let mut ands: Vec<Expr> = vec![self.item(depth, None)?];
+        // fexpr quirk, kept for compatibility: a group right after an item needs no
+        // join and takes the last one written (`&&` before any): `(a) (b)` is
+        // `(a) && (b)`, and `a || (b) (c)` is `a || (b) || (c)`.
+        let mut last_is_and = true;
         loop {
             let (is_and, join) = match self.peek() {
                 Some(t) if t.kind == TokenKind::And => (true, t.clone()),
                 Some(t) if t.kind == TokenKind::Or => (false, t.clone()),
+                Some(t) if t.kind == TokenKind::OpenParen => {
+                    let item = self.item(depth, None)?;
+                    if !last_is_and {
+                        ors.push(collapse(std::mem::take(&mut ands), Expr::And));
+                    }
+                    ands.push(item);
+                    continue;
+                }
                 _ => break,
             };
+            last_is_and = is_and;
             self.pos += 1;
             let item = self.item(depth, Some(&join))?;
             if !is_and {
@@ -310,6 +323,11 @@ mod tests {
             ("f(a, 'x', 1,) > 2", "f(a,\"x\",1)>2"),
             ("f() = g(h(x))", "f()=g(h(x))"),
             ("geoDistance(a.lon, a.lat, 1, -2.5) < 25", "geoDistance(a.lon,a.lat,1,-2.5)<25"),
+            // fexpr accepts a group right after an item, joined by the last join.
+            ("(a=1) (b=2)", "and(a=1, b=2)"),
+            ("a=1 (b=2)", "and(a=1, b=2)"),
+            ("a=1 || (b=2) (c=3)", "or(a=1, b=2, c=3)"),
+            ("a=1 || b=2 && (c=3) (d=4)", "or(a=1, and(b=2, c=3, d=4))"),
         ];
         for (input, expected) in cases {
             let expr = parse(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
@@ -348,6 +366,8 @@ mod tests {
             ("a = && b = 1", 4, "expected a right operand"),
             ("a = (b)", 4, "expected a right operand"),
             ("(a = 1 b)", 7, "expected && or || or ), got identifier"),
+            ("(a = 1) b = 2", 8, "expected && or ||, got identifier \"b\""),
+            ("a = (b = 1) 1", 4, "expected a right operand"),
             ("f(a b) = 1", 4, "expected , or )"),
             ("f(a = 1", 4, "expected , or )"),
             ("f(a,", 0, "missing ) to close f("),
