@@ -1,32 +1,72 @@
-//! PLACEHOLDER until the filter branch lands: the parser interface only.
+//! PocketBase's filter grammar (fexpr v0.6.0, as pinned by PocketBase 0.40.6): lexer,
+//! parser and syntax tree for `filter` and `sort` query parameters and API rules.
+//!
+//! This module only answers "is this well formed, and what does it say?". It knows
+//! nothing about the schema or SQL: resolving identifiers against entities and
+//! compiling to SQLite lives in `store::sqlite::query`. Every error carries the char
+//! offset of the token it is about, so a caller can point at the problem.
 
-#[derive(Debug, Clone, PartialEq)]
+mod lexer;
+mod parser;
+mod syntax;
+
+use std::fmt;
+
+pub use syntax::{CompareOp, Comparison, Expr, Operand, OperandKind, SortKey, SortTarget};
+
+/// The longest filter PocketBase accepts, in chars.
+pub const MAX_FILTER_CHARS: usize = 3500;
+/// The most comparison expressions one filter may hold.
+pub const MAX_COMPARISONS: usize = 200;
+/// The most keys one `sort` may hold.
+pub const MAX_SORT_KEYS: usize = 8;
+/// The longest single sort key, in chars.
+pub const MAX_SORT_KEY_CHARS: usize = 255;
+
+/// A filter or sort that cannot be parsed or compiled.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterError {
+    /// What is wrong, in words an agent can act on.
     pub message: String,
+    /// Char offset (not byte offset) in the input where the problem starts.
     pub position: usize,
 }
 
-impl std::fmt::Display for FilterError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} (at position {})", self.message, self.position)
+impl FilterError {
+    pub fn new(message: impl Into<String>, position: usize) -> Self {
+        FilterError { message: message.into(), position }
+    }
+}
+
+impl fmt::Display for FilterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (at char {})", self.message, self.position)
     }
 }
 
 impl std::error::Error for FilterError {}
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Expr;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SortKey;
-
+/// Parses a filter expression such as `title ~ "milk" && (done = false || due < @now)`.
+///
+/// `&&` binds tighter than `||`, as it does in the SQL PocketBase concatenates.
+/// Enforces PocketBase's limits: at most [`MAX_FILTER_CHARS`] chars and
+/// [`MAX_COMPARISONS`] comparison expressions. An empty (or comment-only) filter is an
+/// error, as in PocketBase; a caller that means "no filter" should not call this.
 pub fn parse(input: &str) -> Result<Expr, FilterError> {
-    if input.trim().is_empty() {
-        return Err(FilterError { message: "empty filter".into(), position: 0 });
+    let chars = input.chars().count();
+    if chars > MAX_FILTER_CHARS {
+        return Err(FilterError::new(
+            format!("filter is too long: {chars} chars, at most {MAX_FILTER_CHARS} are allowed"),
+            MAX_FILTER_CHARS,
+        ));
     }
-    Ok(Expr)
+    let tokens = lexer::tokenize(input)?;
+    parser::parse_tokens(&tokens, chars)
 }
 
-pub fn parse_sort(_input: &str) -> Result<Vec<SortKey>, FilterError> {
-    Ok(Vec::new())
+/// Parses PocketBase's sort syntax: a comma-separated list of keys, each an optional
+/// `-` (descending) or `+` (ascending) followed by a field path (`title`, `list.name`)
+/// or one of `@random` and `@rowid`. An empty input yields no keys.
+pub fn parse_sort(input: &str) -> Result<Vec<SortKey>, FilterError> {
+    parser::parse_sort(input)
 }
