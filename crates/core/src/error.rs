@@ -33,6 +33,9 @@ pub enum Error {
     DuplicateRequest { id: String },
     #[error("version conflict")]
     VersionConflict(Box<Map<String, Value>>),
+    /// Authenticated, or not, but not allowed to do this.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
     #[error("host {0} is not served")]
     ForbiddenHost(String),
     #[error("origin {0} may not call this app")]
@@ -80,6 +83,7 @@ impl Error {
             Error::NotStored(_) => ErrorCode::NotStored,
             Error::VersionConflict(_) => ErrorCode::VersionConflict,
             Error::DuplicateRequest { .. } => ErrorCode::DuplicateRequest,
+            Error::Forbidden(_) => ErrorCode::Forbidden,
             Error::ForbiddenHost(_) => ErrorCode::ForbiddenHost,
             Error::ForbiddenOrigin(_) => ErrorCode::ForbiddenOrigin,
             Error::Unauthorized(_) => ErrorCode::Unauthorized,
@@ -149,7 +153,7 @@ impl Error {
                 code,
                 format!("requests from the web origin {origin} are refused; only the app's own page (or an origin in [http] allowed_origins) may call it"),
             ),
-            Error::Unauthorized(why) => ErrorBody::new(code, why.clone()),
+            Error::Unauthorized(why) | Error::Forbidden(why) => ErrorBody::new(code, why.clone()),
             Error::RateLimited(secs) => {
                 ErrorBody::new(code, format!("too many requests from this caller; retry in {secs} s")).with_extra("retryAfter", Value::from(*secs))
             }

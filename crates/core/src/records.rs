@@ -74,12 +74,21 @@ pub(crate) async fn blocking<T: Send + 'static>(
 
 pub async fn list(
     app: &Arc<App>,
-    _caller: &Caller,
+    caller: &Caller,
     entity_name: &str,
     params: &ListParams,
     request: RequestInfo,
 ) -> Result<Page, Error> {
     entity(app, entity_name)?;
+    // As PocketBase: only the app's owner (here, the agent token) may filter or
+    // sort by request or cross-collection data in a query.
+    let privileged = [params.filter.as_deref(), params.sort.as_deref()]
+        .into_iter()
+        .flatten()
+        .any(|t| t.contains("@request.") || t.contains("@collection."));
+    if privileged && caller.kind != CallerKind::Agent {
+        return Err(Error::Forbidden("only the agent token may filter or sort by @request or @collection".into()));
+    }
     let page = parse_int("page", params.page.as_deref())?.filter(|p| *p > 0).unwrap_or(1) as u64;
     let per_page = match parse_int("perPage", params.per_page.as_deref())? {
         Some(n) if n > 0 => (n as u64).min(MAX_PER_PAGE),

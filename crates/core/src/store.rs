@@ -28,16 +28,17 @@ pub trait Store: Send + Sync + 'static {
     /// Rows of one entity by id, in no particular order; missing ids are skipped.
     fn get_many(&self, schema: &Schema, entity: &str, ids: &[String]) -> Result<Vec<Row>, StoreError>;
 
-    /// Rows of `entity` whose `field` (a ref or list of refs) points at any of
-    /// `targets`, oldest first: the back-relation side of expand.
+    /// Ids of the rows of `entity` whose `field` (a ref or list of refs) points
+    /// at `target`, at most `limit`, in the order the store finds them: the
+    /// back-relation side of expand.
     fn referencing(
         &self,
         schema: &Schema,
         entity: &str,
         field: &str,
-        targets: &[String],
+        target: &str,
         limit: u64,
-    ) -> Result<Vec<Row>, StoreError>;
+    ) -> Result<Vec<String>, StoreError>;
 
     /// Refs among `values` that name no existing record (a read, outside any write).
     fn missing_refs(

@@ -59,9 +59,10 @@ fn walk<'a>(
             if let Some(target) = ent.fields.get(name).and_then(|f| f.kind.target()).map(str::to_owned) {
                 let multi = matches!(ent.fields[name].kind, FieldType::ListRef { .. });
                 let mut ids: Vec<String> = Vec::new();
+                let mut seen = std::collections::HashSet::new();
                 for r in records.iter() {
                     for id in ref_ids(r.get(name)) {
-                        if !ids.contains(&id) {
+                        if seen.insert(id.clone()) {
                             ids.push(id);
                         }
                     }
@@ -74,6 +75,8 @@ fn walk<'a>(
                 let by_id: IndexMap<String, Map<String, Value>> =
                     related.into_iter().filter_map(|r| Some((r.get("id")?.as_str()?.to_owned(), r))).collect();
                 for r in records.iter_mut() {
+                    // PocketBase answers `expand: {}` for a record whose relation is empty.
+                    ensure_expand(r);
                     let found: Vec<Value> = ref_ids(r.get(name))
                         .iter()
                         .filter_map(|id| by_id.get(id))
@@ -91,21 +94,34 @@ fn walk<'a>(
                     records.iter().filter_map(|r| r.get("id")?.as_str().map(str::to_owned)).collect();
                 let app2 = Arc::clone(&app);
                 let (s, f) = (source.clone(), field.clone());
-                let rows = blocking(move || {
-                    Ok(app2.store.referencing(&app2.definition.schema, &s, &f, &ids, MAX_BACK_RELATIONS)?)
+                let (per_record, rows) = blocking(move || {
+                    let schema = &app2.definition.schema;
+                    let mut per_record = Vec::with_capacity(ids.len());
+                    let mut all: Vec<String> = Vec::new();
+                    let mut seen = std::collections::HashSet::new();
+                    for id in &ids {
+                        let found = app2.store.referencing(schema, &s, &f, id, MAX_BACK_RELATIONS)?;
+                        for x in &found {
+                            if seen.insert(x.clone()) {
+                                all.push(x.clone());
+                            }
+                        }
+                        per_record.push(found);
+                    }
+                    let rows = app2.store.get_many(schema, &s, &all)?;
+                    Ok((per_record, rows))
                 })
                 .await?;
                 let mut related: Records = rows.into_iter().map(|r| present(&source, r)).collect();
                 walk(Arc::clone(&app), source.clone(), &mut related, sub).await?;
-                for r in records.iter_mut() {
-                    let Some(id) = r.get("id").and_then(Value::as_str).map(str::to_owned) else { continue };
-                    let found: Vec<Value> = related
-                        .iter()
-                        .filter(|rel| ref_ids(rel.get(&field)).contains(&id))
-                        .map(|m| Value::Object(m.clone()))
-                        .collect();
-                    if !found.is_empty() {
-                        attach(r, name, Value::Array(found));
+                let by_id: IndexMap<String, Map<String, Value>> =
+                    related.into_iter().filter_map(|r| Some((r.get("id")?.as_str()?.to_owned(), r))).collect();
+                for (r, found) in records.iter_mut().zip(per_record) {
+                    ensure_expand(r);
+                    let list: Vec<Value> =
+                        found.iter().filter_map(|id| by_id.get(id)).map(|m| Value::Object(m.clone())).collect();
+                    if !list.is_empty() {
+                        attach(r, name, Value::Array(list));
                     }
                 }
             }
@@ -127,6 +143,10 @@ fn ref_ids(value: Option<&Value>) -> Vec<String> {
         Some(Value::Array(items)) => items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
         _ => Vec::new(),
     }
+}
+
+fn ensure_expand(record: &mut Map<String, Value>) {
+    record.entry("expand").or_insert_with(|| Value::Object(Map::new()));
 }
 
 fn attach(record: &mut Map<String, Value>, name: &str, value: Value) {

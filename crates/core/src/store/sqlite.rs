@@ -167,27 +167,26 @@ impl Store for SqliteStore {
         schema: &Schema,
         entity_name: &str,
         field: &str,
-        targets: &[String],
+        target: &str,
         limit: u64,
-    ) -> Result<Vec<Row>, StoreError> {
+    ) -> Result<Vec<String>, StoreError> {
         let ent = entity(schema, entity_name)?;
         let Some(spec) = ent.fields.get(field) else { return Ok(Vec::new()) };
         let table = quote(entity_name);
         let col = format!("{table}.{}", quote(field));
         let condition = if spec.kind.is_multi() {
-            format!("EXISTS (SELECT 1 FROM json_each({col}) AS je WHERE je.value IN (SELECT value FROM json_each(?1)))")
+            format!("EXISTS (SELECT 1 FROM json_each({col}) AS je WHERE je.value = ?1)")
         } else {
-            format!("{col} IN (SELECT value FROM json_each(?1))")
+            format!("{col} = ?1")
         };
-        let sql = format!(
-            "SELECT {} FROM {table} WHERE {condition} ORDER BY {table}._rowid_ LIMIT ?2",
-            row::select_list(entity_name, ent)
-        );
+        // No ORDER BY, as PocketBase: the order is the one of the index SQLite
+        // picks, which is what PocketBase clients see for the same schema.
+        let sql = format!("SELECT {table}.\"id\" FROM {table} WHERE {condition} LIMIT ?2");
         let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&sql)?;
-        let list = Value::from(targets.to_vec()).to_string();
-        let rows =
-            stmt.query_map(rusqlite::params![list, i64::try_from(limit).unwrap_or(i64::MAX)], |r| row::read(ent, r))?;
+        let rows = stmt.query_map(rusqlite::params![target, i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+            r.get::<_, String>(0)
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
