@@ -5,6 +5,7 @@
 
 mod access;
 mod contract;
+mod guard;
 mod records;
 
 use a2app_core::clock::FixedClock;
