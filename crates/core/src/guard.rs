@@ -434,4 +434,52 @@ mod tests {
         assert_eq!(codes(json!({"title": long}), Mode::Update), [("too_long".to_string(), "title".to_string())]);
         assert_eq!(codes(json!([1]), Mode::Create), [("invalid_json".to_string(), String::new())]);
     }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)),
+            ".{0,40}".prop_map(Value::String),
+            "[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2})?(\\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})?)?"
+                .prop_map(Value::String),
+            "[a-z0-9]{15}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::btree_map("[a-z_]{1,10}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+        /// No body makes the guard panic, and what it accepts it accepts again unchanged.
+        #[test]
+        fn no_body_panics_and_accepted_values_are_stable(
+            keys in proptest::collection::vec(proptest::sample::select(vec![
+                "title", "list", "due_date", "due_day", "priority", "labels", "assignees", "points",
+                "estimate", "done", "meta", "id", "created", "collectionName", "bogus", "description",
+            ]), 0..8),
+            values in proptest::collection::vec(json_value(), 8),
+            mode in proptest::sample::select(vec![Mode::Create, Mode::Update]),
+            raw in json_value(),
+        ) {
+            let entity = cards();
+            let body: Map<String, Value> = keys.iter().zip(values).map(|(k, v)| (k.to_string(), v)).collect();
+            for body in [Value::Object(body), raw] {
+                if let Ok(accepted) = check_body("cards", &entity, &body, mode, &Map::new()) {
+                    for (name, value) in &accepted.values {
+                        let again = check_value(name, &entity.fields[name], value);
+                        proptest::prop_assert_eq!(again.as_ref(), Ok(value));
+                    }
+                }
+            }
+        }
+    }
 }
