@@ -147,7 +147,16 @@ pub fn compile_sort(
 struct Sql {
     text: String,
     params: Vec<Value>,
-    is_value: Vec<bool>,
+    kinds: Vec<ParamKind>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ParamKind {
+    Internal,
+    Value,
+    /// A boolean from the request, bound as 0/1 but written `true`/`false` when
+    /// PocketBase turns it into text (a LIKE pattern).
+    Bool,
 }
 
 impl Sql {
@@ -157,7 +166,7 @@ impl Sql {
 
     /// A bound value on its own.
     fn param(value: Value) -> Sql {
-        Sql { text: "?".to_string(), params: vec![value], is_value: vec![true] }
+        Sql { text: "?".to_string(), params: vec![value], kinds: vec![ParamKind::Value] }
     }
 
     fn push_str(&mut self, text: &str) {
@@ -167,25 +176,25 @@ impl Sql {
     fn push(&mut self, other: &Sql) {
         self.text.push_str(&other.text);
         self.params.extend(other.params.iter().cloned());
-        self.is_value.extend(other.is_value.iter().copied());
+        self.kinds.extend(other.kinds.iter().copied());
     }
 
     /// Binds internal plumbing (see the type's doc).
     fn push_param(&mut self, value: Value) {
         self.text.push('?');
         self.params.push(value);
-        self.is_value.push(false);
+        self.kinds.push(ParamKind::Internal);
     }
 
     /// Binds a value (see the type's doc).
     fn push_value(&mut self, value: Value) {
         self.text.push('?');
         self.params.push(value);
-        self.is_value.push(true);
+        self.kinds.push(ParamKind::Value);
     }
 
     fn values(&self) -> impl Iterator<Item = &Value> {
-        self.params.iter().zip(&self.is_value).filter(|(_, v)| **v).map(|(p, _)| p)
+        self.params.iter().zip(&self.kinds).filter(|(_, k)| **k != ParamKind::Internal).map(|(p, _)| p)
     }
 
     fn join(parts: &[Sql], separator: &str) -> Sql {
@@ -259,6 +268,11 @@ struct Resolved {
     sql: Sql,
     constant: Constant,
     fallback: Fallback,
+    /// PocketBase attaches the submitted items of `@request.body.<f>:each` to the
+    /// operand as a bound value even though they feed a join. That makes the
+    /// operand "known non-empty", and a LIKE against it fail; we reproduce the
+    /// former and refuse the latter.
+    join_value: bool,
     /// A quoted text from the filter itself (candidate for ISO datetime normalisation).
     text_literal: bool,
     /// A datetime column read as is.
@@ -287,6 +301,7 @@ impl Resolved {
             sql,
             constant: Constant::None,
             fallback: Fallback::Auto,
+            join_value: false,
             text_literal: false,
             datetime: false,
             multi: None,
@@ -306,6 +321,7 @@ impl Resolved {
     fn is_known_non_empty(&self) -> bool {
         self.fallback != Fallback::Enforced
             && (self.constant == Constant::NonEmpty
+                || self.join_value
                 || (self.constant != Constant::Empty
                     && self.sql.values().count() > 0
                     && !self.sql.values().any(is_empty_value)))
@@ -418,6 +434,12 @@ impl<'a> Compiler<'a> {
         // datetime column is rewritten to the stored form, so it names the same instant.
         normalize_datetime_literal(&left, &mut right);
         normalize_datetime_literal(&right, &mut left);
+        if matches!(c.op, CompareOp::Like | CompareOp::NotLike) && right.join_value {
+            return Err(FilterError::new(
+                "a LIKE pattern cannot be @request.body.<field>:each (PocketBase fails on it too); put it on the left",
+                c.right.position,
+            ));
+        }
         Ok(compare(self, &left, c.op, c.any, &right))
     }
 
@@ -773,12 +795,11 @@ impl<'a> Compiler<'a> {
                     Ok(Resolved::null())
                 }
                 Some(auth) => {
-                    // PocketBase reads only these auth keys from the request; any other
-                    // goes through a join with the auth collection, where :isset does
-                    // not exist (it is ignored, and a missing key is NULL).
+                    // PocketBase reads an auth key with a modifier through a join with
+                    // the auth collection, where :isset does not exist: it is ignored,
+                    // so `@request.auth.id:isset` is the id (NULL for an unknown key).
                     let (key, modifier) = split_modifier(segs[2].0, segs[2].1)?;
-                    let plain = ["id", "collectionId", "collectionName", "email", "emailVisibility", "verified"];
-                    if segs.len() == 3 && modifier == Some(Modifier::Isset) && !plain.contains(&key) {
+                    if segs.len() == 3 && modifier == Some(Modifier::Isset) {
                         return self.static_value(Some(auth), &[(key, segs[2].1)], false);
                     }
                     self.static_value(Some(auth), &segs[2..], false)
@@ -858,7 +879,7 @@ impl<'a> Compiler<'a> {
                     return Ok(self.request_value(items.first().unwrap_or(&Json::Null), Some(&col)));
                 }
                 let hops = vec![Hop::BodyEach { items: Json::from(items).to_string() }];
-                Ok(self.finish(hops, Terminal::Item))
+                Ok(Resolved { join_value: true, ..self.finish(hops, Terminal::Item) })
             }
             _ => self.static_value(body, segs, false),
         }
@@ -891,7 +912,12 @@ impl<'a> Compiler<'a> {
                 Some(v) => self.request_value(v, column(self.base_entity, key).as_ref()),
                 None => Resolved::null(),
             }),
-            Some(Modifier::Isset) => Ok(Resolved::boolean(found.is_some())),
+            // PocketBase writes the SQL keywords here, not 1/0, and the difference
+            // shows with IS NOT: `'x' IS NOT FALSE` is false.
+            Some(Modifier::Isset) => Ok(Resolved {
+                constant: Constant::NonEmpty,
+                ..Resolved::column(Sql::raw(if found.is_some() { "TRUE" } else { "FALSE" }))
+            }),
             Some(Modifier::Lower) => {
                 let value = found.map_or(Resolved::null(), |v| self.request_value(v, None));
                 let sql = Sql::concat(&[T("LOWER("), S(&value.sql), T(")")]);
@@ -911,6 +937,14 @@ impl<'a> Compiler<'a> {
     /// A request value as a bound parameter. A numeric string for a number field is
     /// bound as a number (multipart bodies carry numbers as text).
     fn request_value(&self, value: &Json, col: Option<&Column>) -> Resolved {
+        if let Json::Bool(b) = value {
+            let sql = Sql {
+                text: "?".to_string(),
+                params: vec![Value::Integer(i64::from(*b))],
+                kinds: vec![ParamKind::Bool],
+            };
+            return Resolved::column(sql);
+        }
         let mut param = json_to_param(value);
         if let (Some(Column::Number), Some(Value::Text(s))) = (col, &param)
             && let Ok(n) = s.trim().parse::<f64>()
@@ -1012,10 +1046,13 @@ fn plain_compare(left: &Resolved, op: CompareOp, right: &Resolved) -> Sql {
                 return Sql::concat(&[S(&left.sql), T(like), T("('%' || "), S(&right.sql), T(" || '%') ESCAPE '\\'")]);
             }
             let mut pattern = right.sql.clone();
-            for (param, is_value) in pattern.params.iter_mut().zip(&pattern.is_value) {
-                if *is_value {
-                    *param = Value::Text(like_pattern(&param_to_text(param)));
-                }
+            for (param, kind) in pattern.params.iter_mut().zip(&pattern.kinds) {
+                let text = match kind {
+                    ParamKind::Internal => continue,
+                    ParamKind::Value => param_to_text(param),
+                    ParamKind::Bool => (*param == Value::Integer(1)).to_string(),
+                };
+                *param = Value::Text(like_pattern(&text));
             }
             return Sql::concat(&[S(&left.sql), T(like), S(&pattern), T(" ESCAPE '\\'")]);
         }
