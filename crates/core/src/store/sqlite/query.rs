@@ -21,7 +21,7 @@ use rusqlite::types::Value;
 use serde_json::{Map, Value as Json};
 
 use crate::filter::{CompareOp, Comparison, Expr, FilterError, Operand, OperandKind, SortKey, SortTarget};
-use path::{Column, Hop, Terminal, column, field_list, hop_joins, quote, strftime_sql, terminal_sql};
+use path::{Column, Hop, Terminal, column, field_list, fresh_alias, hop_joins, quote, strftime_sql, terminal_sql};
 use values::{MACROS, json_to_param, lookup, macro_value, normalize_iso_datetime, param_to_text};
 
 /// PocketBase follows at most this many relations in one path (`maxNestedRels`).
@@ -406,8 +406,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn fresh_alias(&mut self) -> String {
-        self.next_alias += 1;
-        format!("\"__j{}\"", self.next_alias)
+        fresh_alias(&mut self.next_alias)
     }
 
     fn entity(&self, name: &str, position: usize) -> Result<&'a Entity, FilterError> {
@@ -657,10 +656,7 @@ impl<'a> Compiler<'a> {
                 prev = existing.alias.clone();
                 continue;
             }
-            let (sql, alias) = hop_joins(&hops[i], &prev, &mut || {
-                self.next_alias += 1;
-                format!("\"__j{}\"", self.next_alias)
-            });
+            let (sql, alias) = hop_joins(&hops[i], &prev, &mut self.next_alias);
             self.joins.push(WrapperJoin { key, alias: alias.clone(), sql });
             prev = alias;
         }
@@ -676,10 +672,7 @@ impl<'a> Compiler<'a> {
         let mut joins = Sql::default();
         let mut prev = quote(self.base);
         for hop in hops {
-            let (sql, alias) = hop_joins(hop, &prev, &mut || {
-                self.next_alias += 1;
-                format!("\"__j{}\"", self.next_alias)
-            });
+            let (sql, alias) = hop_joins(hop, &prev, &mut self.next_alias);
             joins.push(&sql);
             prev = alias;
         }
