@@ -12,6 +12,21 @@
 //! conditions on the same path see the same related row, exactly as there.
 //! Match-all (the default for multi-value operands) adds PocketBase's
 //! `NOT EXISTS (… WHERE NOT cond)` subquery; the `?` operators only need one match.
+//!
+//! Where we knowingly differ from PocketBase (each is an error or a fix, never a
+//! silent change of meaning):
+//! - an ISO 8601 text with a `T` compared with a datetime column is normalised to
+//!   the stored form, so it matches the instant it names (PocketBase matches nothing);
+//! - a modifier PocketBase silently ignores is an error: `:each`/`:length` on a field
+//!   that is not list, enum, ref or binary, `:isset`/`:changed` outside `@request`,
+//!   modifiers inside a json path, `:each`/`:length` on query, header or auth values;
+//! - `geoDistance()` is refused: there is no geoPoint type and the bundled SQLite has
+//!   no math functions;
+//! - `@request.auth.*` reads the auth record given in the request, without a join:
+//!   paths through its relations (`@request.auth.team.name`) read nested JSON, not
+//!   another table;
+//! - a LIKE whose pattern is `@request.body.<field>:each` is refused (PocketBase
+//!   either fails or matches nothing, depending on the query plan).
 
 mod path;
 mod values;
