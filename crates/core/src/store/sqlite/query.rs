@@ -41,6 +41,8 @@ use values::{MACROS, json_to_param, lookup, macro_value, normalize_iso_datetime,
 
 /// PocketBase follows at most this many relations in one path (`maxNestedRels`).
 const MAX_NESTED_RELATIONS: usize = 6;
+/// SQLite's limit on the tables of one join.
+const MAX_JOINED_TABLES: usize = 64;
 
 /// What `@request.*` resolves to. Built by the transport for the request at hand;
 /// every value ends up as a bound parameter.
@@ -98,6 +100,17 @@ pub fn compile_filter(
         if compiler.uses_wrapper { inside.push(sql) } else { outside.push(sql) }
     }
     if !inside.is_empty() {
+        // SQLite refuses a join of more than 64 tables; say so in the filter's terms
+        // rather than let the query fail. (PocketBase's joined query has the same cap.)
+        let tables = 1 + compiler.joins.iter().map(|j| j.sql.text.matches(" LEFT JOIN ").count()).sum::<usize>();
+        if tables > MAX_JOINED_TABLES {
+            return Err(FilterError::new(
+                format!(
+                    "the filter follows too many different multi-value paths: {tables} joined tables, SQLite allows {MAX_JOINED_TABLES}"
+                ),
+                0,
+            ));
+        }
         let mut wrapper = Sql::raw("EXISTS (SELECT 1 FROM (SELECT 1) \"__base\"");
         for join in &compiler.joins {
             wrapper.push(&join.sql);
