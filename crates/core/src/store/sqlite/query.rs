@@ -12,6 +12,21 @@
 //! conditions on the same path see the same related row, exactly as there.
 //! Match-all (the default for multi-value operands) adds PocketBase's
 //! `NOT EXISTS (… WHERE NOT cond)` subquery; the `?` operators only need one match.
+//!
+//! Where we knowingly differ from PocketBase (each is an error or a fix, never a
+//! silent change of meaning):
+//! - an ISO 8601 text with a `T` compared with a datetime column is normalised to
+//!   the stored form, so it matches the instant it names (PocketBase matches nothing);
+//! - a modifier PocketBase silently ignores is an error: `:each`/`:length` on a field
+//!   that is not list, enum, ref or binary, `:isset`/`:changed` outside `@request`,
+//!   modifiers inside a json path, `:each`/`:length` on query, header or auth values;
+//! - `geoDistance()` is refused: there is no geoPoint type and the bundled SQLite has
+//!   no math functions;
+//! - `@request.auth.*` reads the auth record given in the request, without a join:
+//!   paths through its relations (`@request.auth.team.name`) read nested JSON, not
+//!   another table;
+//! - a LIKE whose pattern is `@request.body.<field>:each` is refused (PocketBase
+//!   either fails or matches nothing, depending on the query plan).
 
 mod path;
 mod values;
@@ -21,11 +36,13 @@ use rusqlite::types::Value;
 use serde_json::{Map, Value as Json};
 
 use crate::filter::{CompareOp, Comparison, Expr, FilterError, Operand, OperandKind, SortKey, SortTarget};
-use path::{Column, Hop, Terminal, column, field_list, hop_joins, quote, strftime_sql, terminal_sql};
+use path::{Column, Hop, Terminal, column, field_list, fresh_alias, hop_joins, quote, strftime_sql, terminal_sql};
 use values::{MACROS, json_to_param, lookup, macro_value, normalize_iso_datetime, param_to_text};
 
 /// PocketBase follows at most this many relations in one path (`maxNestedRels`).
 const MAX_NESTED_RELATIONS: usize = 6;
+/// SQLite's limit on the tables of one join.
+const MAX_JOINED_TABLES: usize = 64;
 
 /// What `@request.*` resolves to. Built by the transport for the request at hand;
 /// every value ends up as a bound parameter.
@@ -83,6 +100,17 @@ pub fn compile_filter(
         if compiler.uses_wrapper { inside.push(sql) } else { outside.push(sql) }
     }
     if !inside.is_empty() {
+        // SQLite refuses a join of more than 64 tables; say so in the filter's terms
+        // rather than let the query fail. (PocketBase's joined query has the same cap.)
+        let tables = 1 + compiler.joins.iter().map(|j| j.sql.text.matches(" LEFT JOIN ").count()).sum::<usize>();
+        if tables > MAX_JOINED_TABLES {
+            return Err(FilterError::new(
+                format!(
+                    "the filter follows too many different multi-value paths: {tables} joined tables, SQLite allows {MAX_JOINED_TABLES}"
+                ),
+                0,
+            ));
+        }
         let mut wrapper = Sql::raw("EXISTS (SELECT 1 FROM (SELECT 1) \"__base\"");
         for join in &compiler.joins {
             wrapper.push(&join.sql);
@@ -147,7 +175,16 @@ pub fn compile_sort(
 struct Sql {
     text: String,
     params: Vec<Value>,
-    is_value: Vec<bool>,
+    kinds: Vec<ParamKind>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ParamKind {
+    Internal,
+    Value,
+    /// A boolean from the request, bound as 0/1 but written `true`/`false` when
+    /// PocketBase turns it into text (a LIKE pattern).
+    Bool,
 }
 
 impl Sql {
@@ -157,7 +194,7 @@ impl Sql {
 
     /// A bound value on its own.
     fn param(value: Value) -> Sql {
-        Sql { text: "?".to_string(), params: vec![value], is_value: vec![true] }
+        Sql { text: "?".to_string(), params: vec![value], kinds: vec![ParamKind::Value] }
     }
 
     fn push_str(&mut self, text: &str) {
@@ -167,25 +204,25 @@ impl Sql {
     fn push(&mut self, other: &Sql) {
         self.text.push_str(&other.text);
         self.params.extend(other.params.iter().cloned());
-        self.is_value.extend(other.is_value.iter().copied());
+        self.kinds.extend(other.kinds.iter().copied());
     }
 
     /// Binds internal plumbing (see the type's doc).
     fn push_param(&mut self, value: Value) {
         self.text.push('?');
         self.params.push(value);
-        self.is_value.push(false);
+        self.kinds.push(ParamKind::Internal);
     }
 
     /// Binds a value (see the type's doc).
     fn push_value(&mut self, value: Value) {
         self.text.push('?');
         self.params.push(value);
-        self.is_value.push(true);
+        self.kinds.push(ParamKind::Value);
     }
 
     fn values(&self) -> impl Iterator<Item = &Value> {
-        self.params.iter().zip(&self.is_value).filter(|(_, v)| **v).map(|(p, _)| p)
+        self.params.iter().zip(&self.kinds).filter(|(_, k)| **k != ParamKind::Internal).map(|(p, _)| p)
     }
 
     fn join(parts: &[Sql], separator: &str) -> Sql {
@@ -259,6 +296,11 @@ struct Resolved {
     sql: Sql,
     constant: Constant,
     fallback: Fallback,
+    /// PocketBase attaches the submitted items of `@request.body.<f>:each` to the
+    /// operand as a bound value even though they feed a join. That makes the
+    /// operand "known non-empty", and a LIKE against it fail; we reproduce the
+    /// former and refuse the latter.
+    join_value: bool,
     /// A quoted text from the filter itself (candidate for ISO datetime normalisation).
     text_literal: bool,
     /// A datetime column read as is.
@@ -287,6 +329,7 @@ impl Resolved {
             sql,
             constant: Constant::None,
             fallback: Fallback::Auto,
+            join_value: false,
             text_literal: false,
             datetime: false,
             multi: None,
@@ -306,6 +349,7 @@ impl Resolved {
     fn is_known_non_empty(&self) -> bool {
         self.fallback != Fallback::Enforced
             && (self.constant == Constant::NonEmpty
+                || self.join_value
                 || (self.constant != Constant::Empty
                     && self.sql.values().count() > 0
                     && !self.sql.values().any(is_empty_value)))
@@ -390,8 +434,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn fresh_alias(&mut self) -> String {
-        self.next_alias += 1;
-        format!("\"__j{}\"", self.next_alias)
+        fresh_alias(&mut self.next_alias)
     }
 
     fn entity(&self, name: &str, position: usize) -> Result<&'a Entity, FilterError> {
@@ -418,6 +461,12 @@ impl<'a> Compiler<'a> {
         // datetime column is rewritten to the stored form, so it names the same instant.
         normalize_datetime_literal(&left, &mut right);
         normalize_datetime_literal(&right, &mut left);
+        if matches!(c.op, CompareOp::Like | CompareOp::NotLike) && right.join_value {
+            return Err(FilterError::new(
+                "a LIKE pattern cannot be @request.body.<field>:each (PocketBase fails on it too); put it on the left",
+                c.right.position,
+            ));
+        }
         Ok(compare(self, &left, c.op, c.any, &right))
     }
 
@@ -635,10 +684,7 @@ impl<'a> Compiler<'a> {
                 prev = existing.alias.clone();
                 continue;
             }
-            let (sql, alias) = hop_joins(&hops[i], &prev, &mut || {
-                self.next_alias += 1;
-                format!("\"__j{}\"", self.next_alias)
-            });
+            let (sql, alias) = hop_joins(&hops[i], &prev, &mut self.next_alias);
             self.joins.push(WrapperJoin { key, alias: alias.clone(), sql });
             prev = alias;
         }
@@ -654,10 +700,7 @@ impl<'a> Compiler<'a> {
         let mut joins = Sql::default();
         let mut prev = quote(self.base);
         for hop in hops {
-            let (sql, alias) = hop_joins(hop, &prev, &mut || {
-                self.next_alias += 1;
-                format!("\"__j{}\"", self.next_alias)
-            });
+            let (sql, alias) = hop_joins(hop, &prev, &mut self.next_alias);
             joins.push(&sql);
             prev = alias;
         }
@@ -773,12 +816,11 @@ impl<'a> Compiler<'a> {
                     Ok(Resolved::null())
                 }
                 Some(auth) => {
-                    // PocketBase reads only these auth keys from the request; any other
-                    // goes through a join with the auth collection, where :isset does
-                    // not exist (it is ignored, and a missing key is NULL).
+                    // PocketBase reads an auth key with a modifier through a join with
+                    // the auth collection, where :isset does not exist: it is ignored,
+                    // so `@request.auth.id:isset` is the id (NULL for an unknown key).
                     let (key, modifier) = split_modifier(segs[2].0, segs[2].1)?;
-                    let plain = ["id", "collectionId", "collectionName", "email", "emailVisibility", "verified"];
-                    if segs.len() == 3 && modifier == Some(Modifier::Isset) && !plain.contains(&key) {
+                    if segs.len() == 3 && modifier == Some(Modifier::Isset) {
                         return self.static_value(Some(auth), &[(key, segs[2].1)], false);
                     }
                     self.static_value(Some(auth), &segs[2..], false)
@@ -858,7 +900,7 @@ impl<'a> Compiler<'a> {
                     return Ok(self.request_value(items.first().unwrap_or(&Json::Null), Some(&col)));
                 }
                 let hops = vec![Hop::BodyEach { items: Json::from(items).to_string() }];
-                Ok(self.finish(hops, Terminal::Item))
+                Ok(Resolved { join_value: true, ..self.finish(hops, Terminal::Item) })
             }
             _ => self.static_value(body, segs, false),
         }
@@ -891,7 +933,12 @@ impl<'a> Compiler<'a> {
                 Some(v) => self.request_value(v, column(self.base_entity, key).as_ref()),
                 None => Resolved::null(),
             }),
-            Some(Modifier::Isset) => Ok(Resolved::boolean(found.is_some())),
+            // PocketBase writes the SQL keywords here, not 1/0, and the difference
+            // shows with IS NOT: `'x' IS NOT FALSE` is false.
+            Some(Modifier::Isset) => Ok(Resolved {
+                constant: Constant::NonEmpty,
+                ..Resolved::column(Sql::raw(if found.is_some() { "TRUE" } else { "FALSE" }))
+            }),
             Some(Modifier::Lower) => {
                 let value = found.map_or(Resolved::null(), |v| self.request_value(v, None));
                 let sql = Sql::concat(&[T("LOWER("), S(&value.sql), T(")")]);
@@ -911,6 +958,14 @@ impl<'a> Compiler<'a> {
     /// A request value as a bound parameter. A numeric string for a number field is
     /// bound as a number (multipart bodies carry numbers as text).
     fn request_value(&self, value: &Json, col: Option<&Column>) -> Resolved {
+        if let Json::Bool(b) = value {
+            let sql = Sql {
+                text: "?".to_string(),
+                params: vec![Value::Integer(i64::from(*b))],
+                kinds: vec![ParamKind::Bool],
+            };
+            return Resolved::column(sql);
+        }
         let mut param = json_to_param(value);
         if let (Some(Column::Number), Some(Value::Text(s))) = (col, &param)
             && let Ok(n) = s.trim().parse::<f64>()
@@ -1012,10 +1067,13 @@ fn plain_compare(left: &Resolved, op: CompareOp, right: &Resolved) -> Sql {
                 return Sql::concat(&[S(&left.sql), T(like), T("('%' || "), S(&right.sql), T(" || '%') ESCAPE '\\'")]);
             }
             let mut pattern = right.sql.clone();
-            for (param, is_value) in pattern.params.iter_mut().zip(&pattern.is_value) {
-                if *is_value {
-                    *param = Value::Text(like_pattern(&param_to_text(param)));
-                }
+            for (param, kind) in pattern.params.iter_mut().zip(&pattern.kinds) {
+                let text = match kind {
+                    ParamKind::Internal => continue,
+                    ParamKind::Value => param_to_text(param),
+                    ParamKind::Bool => (*param == Value::Integer(1)).to_string(),
+                };
+                *param = Value::Text(like_pattern(&text));
             }
             return Sql::concat(&[S(&left.sql), T(like), S(&pattern), T(" ESCAPE '\\'")]);
         }

@@ -192,9 +192,17 @@ pub(super) fn terminal_sql(alias: &str, terminal: &Terminal) -> Sql {
     }
 }
 
-/// The LEFT JOINs for `hop` from table alias `prev` (quoted). `fresh` hands out new
-/// quoted aliases. Returns the joins and the alias the next hop starts from.
-pub(super) fn hop_joins(hop: &Hop, prev: &str, fresh: &mut dyn FnMut() -> String) -> (Sql, String) {
+/// A new quoted table alias. Entity names start with a letter, so `__j<n>` can
+/// never shadow a table.
+pub(super) fn fresh_alias(counter: &mut usize) -> String {
+    *counter += 1;
+    format!("\"__j{counter}\"")
+}
+
+/// The LEFT JOINs for `hop` from table alias `prev` (quoted), with aliases from
+/// `counter`. Returns the joins and the alias the next hop starts from.
+pub(super) fn hop_joins(hop: &Hop, prev: &str, counter: &mut usize) -> (Sql, String) {
+    let mut fresh = || fresh_alias(counter);
     match hop {
         Hop::Single { field, target } => {
             let a = fresh();
