@@ -154,6 +154,9 @@ c('like: single backslash before a letter', { filter: 'title ~ "back\\slash"', p
 c('like: double backslash in a literal', { filter: 'title ~ "\\\\"', perPage: 300 });
 c('like: backslash-t in a literal', { filter: 'description ~ "C:\\temp"', perPage: 300 });
 c('like: two backslashes before a letter', { filter: 'description ~ "C:\\\\temp"', perPage: 300 });
+c('eq: escaped backslash decodes to one', { filter: 'title = "a_b%c\\\\d"', perPage: 300 });
+c('eq: unknown escape keeps its backslash', { filter: 'title = "a_b%c\\d"', perPage: 300 });
+c('eq: escaped other quote decodes', { filter: "title != 'x\\\"y' && title != \"it\\'s\"", perPage: 300 });
 c('like: % in a list name', { filter: 'list.name ~ "Backlog 100%"', perPage: 300 });
 c('like: !~ with escaping', { filter: 'description !~ "10%" && description != ""', perPage: 300 });
 c('like: percent alone', { filter: 'title ~ "%"', perPage: 300 });

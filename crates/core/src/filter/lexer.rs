@@ -177,13 +177,15 @@ fn parse_sign(word: &str) -> Option<(CompareOp, bool)> {
     Some((op, any))
 }
 
-/// Scans a quoted text starting at `start` (the quote). The text ends at the first
-/// matching quote not preceded by a backslash; afterwards only `\` + that quote is
-/// unescaped, every other backslash stays. Returns the text and the offset after it.
+/// Scans a quoted text starting at `start` (the quote). A backslash escapes the
+/// char after it, so the text ends at the first quote not escaped that way.
+/// The value then decodes, as PocketBase 0.40.6 does (checked against it):
+/// `\\` → `\`, `\"` → `"`, `\'` → `'`, `\n`, `\r`, `\t` → newline, carriage
+/// return, tab; any other backslash is kept with the char after it.
 fn scan_text(chars: &[char], start: usize) -> Result<(String, usize), FilterError> {
     let quote = chars[start];
     let mut i = start + 1;
-    let mut prev = None;
+    let mut text = String::new();
     loop {
         match chars.get(i) {
             None => {
@@ -192,15 +194,34 @@ fn scan_text(chars: &[char], start: usize) -> Result<(String, usize), FilterErro
                     start,
                 ));
             }
-            Some(&c) if c == quote && prev != Some('\\') => break,
+            Some('\\') => {
+                match chars.get(i + 1) {
+                    Some('\\') => text.push('\\'),
+                    Some('"') => text.push('"'),
+                    Some('\'') => text.push('\''),
+                    Some('n') => text.push('\n'),
+                    Some('r') => text.push('\r'),
+                    Some('t') => text.push('\t'),
+                    Some(&other) => {
+                        text.push('\\');
+                        text.push(other);
+                    }
+                    None => {
+                        return Err(FilterError::new(
+                            format!("unterminated text: the {quote} opened here is never closed"),
+                            start,
+                        ));
+                    }
+                }
+                i += 2;
+            }
+            Some(&c) if c == quote => break,
             Some(&c) => {
-                prev = Some(c);
+                text.push(c);
                 i += 1;
             }
         }
     }
-    let raw: String = chars[start + 1..i].iter().collect();
-    let text = raw.replace(&format!("\\{quote}"), &quote.to_string());
     Ok((text, i + 1))
 }
 
@@ -239,8 +260,13 @@ mod tests {
             ("a ?= b", vec![ident("a"), sign(Eq, true), ident("b")]),
             ("\"a \\\"b\\\"\"", vec![text("a \"b\"")]),
             ("'it\\'s'", vec![text("it's")]),
-            ("'a\\\"b'", vec![text("a\\\"b")]),
-            ("'back\\\\slash'", vec![text("back\\\\slash")]),
+            // Escapes as PocketBase 0.40.6 decodes them (checked against it).
+            ("'a\\\"b'", vec![text("a\"b")]),
+            ("'back\\\\slash'", vec![text("back\\slash")]),
+            ("\"\\\\\"", vec![text("\\")]),
+            ("'C:\\temp'", vec![text("C:\temp")]),
+            ("'l1\\nl2\\r'", vec![text("l1\nl2\r")]),
+            ("'a\\b \\u0041 \\x'", vec![text("a\\b \\u0041 \\x")]),
             ("'50%'", vec![text("50%")]),
             ("''", vec![text("")]),
             ("@request.auth.id", vec![ident("@request.auth.id")]),
