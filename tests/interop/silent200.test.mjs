@@ -3,7 +3,8 @@
 // PocketBase is only observed: each answer is classed as
 //   silent   2xx, the bad value went in (and we read back what it stored),
 //   vague    4xx whose body does not name the row's field with a code,
-//   precise  4xx naming the field with a code.
+//   precise  4xx naming the field with a code (for the bundle row: every field),
+//   partial  the bundle row's 4xx naming only some of its fields.
 // Ours is asserted exactly: the code's status, the a2app envelope, the expected
 // first code and field, the violation in the list, and nothing written.
 //
