@@ -9,6 +9,7 @@
 pub mod access;
 pub mod app;
 pub mod audit;
+pub mod auth;
 pub mod caller;
 pub mod clock;
 pub mod datetime;
@@ -23,9 +24,11 @@ pub mod problem;
 pub mod realtime;
 pub mod receipt;
 pub mod records;
+pub mod rules;
 pub mod schema;
 pub mod store;
 pub mod token;
+pub mod users;
 
 pub use app::{App, AppDefinition, OpenOptions};
 pub use error::Error;

@@ -1,5 +1,6 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
+pub mod auth;
 pub mod identity;
 pub mod records;
 
@@ -13,7 +14,7 @@ use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -49,6 +50,8 @@ pub fn router(state: State) -> Router {
             "/api/collections/{entity}/records/{id}",
             get(records::view).patch(records::update).delete(records::delete),
         )
+        .route("/api/collections/{entity}/auth-with-password", post(auth::with_password))
+        .route("/api/collections/{entity}/auth-refresh", post(auth::refresh))
         .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))
         .route("/api/{*rest}", any(api_not_found))
         .layer(DefaultBodyLimit::max(MAX_BODY));
@@ -121,19 +124,23 @@ async fn envelope_errors(request: Request, next: Next) -> Response {
 /// What the request tells about its caller.
 pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let bearer = text("authorization").and_then(|a| a.strip_prefix("Bearer ").map(str::to_owned));
+    // PocketBase clients send the bare token; MCP hosts send `Bearer <token>`.
+    let authorization = text("authorization")
+        .map(|a| a.strip_prefix("Bearer ").map(str::to_owned).unwrap_or(a))
+        .filter(|a| !a.trim().is_empty());
     Credentials {
         host: text("host"),
         origin: text("origin"),
-        token: text("x-lui-token").or_else(|| text("x-a2app-token")).or(bearer),
+        token: text("x-lui-token").or_else(|| text("x-a2app-token")),
+        authorization,
         agent: text("x-lui-agent").or_else(|| text("x-a2app-agent")),
         port: state.port,
     }
 }
 
 /// Establishes the caller for a read or a write, or refuses.
-pub fn caller(state: &State, headers: &HeaderMap, intent: Intent) -> ApiResult<Caller> {
-    Ok(a2app_core::access::authorize(&state.app, &credentials(state, headers), intent)?)
+pub async fn caller(state: &State, headers: &HeaderMap, intent: Intent) -> ApiResult<Caller> {
+    Ok(a2app_core::access::authorize(&state.app, &credentials(state, headers), intent).await?)
 }
 
 /// Decodes a JSON body without any coercion; bad JSON is `invalid_json`.

@@ -57,7 +57,7 @@ pub async fn list(
     headers: HeaderMap,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Read)?;
+    let caller = caller(&state, &headers, Intent::Read).await?;
     let q = query(q);
     let params = ListParams {
         page: q.page,
@@ -79,7 +79,7 @@ pub async fn view(
     headers: HeaderMap,
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Read)?;
+    let caller = caller(&state, &headers, Intent::Read).await?;
     let record = records::view(&state.app, &caller, &entity, &id, &query(q).into()).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -91,7 +91,7 @@ pub async fn create(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write)?;
+    let caller = caller(&state, &headers, Intent::Write).await?;
     let body = json_body(&headers, &body)?;
     let opts = write_options(&headers, query(q).into());
     let record = records::create(&state.app, &caller, &entity, &body, &opts).await?;
@@ -105,7 +105,7 @@ pub async fn update(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write)?;
+    let caller = caller(&state, &headers, Intent::Write).await?;
     let body = json_body(&headers, &body)?;
     let opts = write_options(&headers, query(q).into());
     let record = records::update(&state.app, &caller, &entity, &id, &body, &opts).await?;
@@ -117,7 +117,7 @@ pub async fn delete(
     Path((entity, id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write)?;
+    let caller = caller(&state, &headers, Intent::Write).await?;
     records::delete(&state.app, &caller, &entity, &id, &write_options(&headers, Shape::default())).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
