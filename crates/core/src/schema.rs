@@ -111,8 +111,34 @@ fn validate(root: &Node, multi_user: bool, problems: &mut Problems) -> Schema {
             }
         }
         schema.entities.insert_before(0, crate::auth::ENTITY.to_owned(), crate::auth::entity(declared));
+        check_rules(&schema, problems);
     }
     schema
+}
+
+/// Every rule must name real fields: compile it against the finished schema.
+fn check_rules(schema: &Schema, problems: &mut Problems) {
+    let ctx = crate::store::QueryContext { now: jiff::Timestamp::UNIX_EPOCH, request: Default::default() };
+    for (name, entity) in &schema.entities {
+        let Some(rules) = &entity.rules else { continue };
+        let all = [
+            ("list", &rules.list),
+            ("view", &rules.view),
+            ("create", &rules.create),
+            ("update", &rules.update),
+            ("delete", &rules.delete),
+        ];
+        for (action, rule) in all {
+            let Some(text) = rule.as_deref().filter(|t| !t.trim().is_empty()) else { continue };
+            let Ok(expr) = crate::filter::parse(text) else { continue };
+            if let Err(e) = crate::store::sqlite::query::compile_filter(schema, name, &expr, &ctx) {
+                problems.push(
+                    join(&join(&join("$.entities", name), "rules"), action),
+                    format!("rule does not fit the schema: {e}"),
+                );
+            }
+        }
+    }
 }
 
 fn entity(
