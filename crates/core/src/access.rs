@@ -83,6 +83,13 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
     }
 }
 
+/// Whether a browser origin may call the app: its own loopback page, or one
+/// listed in `[http] allowed_origins`.
+pub fn origin_allowed(app: &App, origin: &str, port: u16) -> bool {
+    is_own_origin(origin, port)
+        || app.definition.config.http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+}
+
 fn strip_port(host: &str) -> &str {
     if let Some(rest) = host.strip_prefix('[') {
         return rest.split(']').next().unwrap_or("");

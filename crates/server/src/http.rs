@@ -62,7 +62,43 @@ pub fn router(state: State) -> Router {
     } else {
         router = router.fallback(api_not_found);
     }
-    router.layer(middleware::from_fn(envelope_errors)).with_state(state)
+    router
+        .layer(middleware::from_fn(envelope_errors))
+        .layer(middleware::from_fn_with_state(state.clone(), cors))
+        .with_state(state)
+}
+
+/// CORS for the origins app.toml allows. The app's own page is same-origin and
+/// needs none; any other origin gets no CORS headers, and its preflight is
+/// refused with the envelope, so a browser never lets a foreign page through.
+async fn cors(axum::extract::State(state): axum::extract::State<State>, request: Request, next: Next) -> Response {
+    let origin = request.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let Some(origin) = origin else { return next.run(request).await };
+    let allowed = a2app_core::access::origin_allowed(&state.app, &origin, state.port);
+    let preflight = request.method() == axum::http::Method::OPTIONS
+        && request.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    if preflight && !allowed {
+        return ApiError(Error::ForbiddenOrigin(origin)).into_response();
+    }
+    let mut response = if preflight { StatusCode::NO_CONTENT.into_response() } else { next.run(request).await };
+    if allowed {
+        let h = response.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&origin) {
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+        }
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        if preflight {
+            h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, PATCH, DELETE"));
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static(
+                    "content-type, authorization, idempotency-key, if-match, x-lui-agent, x-a2app-agent",
+                ),
+            );
+            h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+        }
+    }
+    response
 }
 
 /// An error on its way out: the envelope with the code's status.
