@@ -16,6 +16,7 @@ pub mod datetime;
 pub mod describe;
 pub mod document;
 pub mod error;
+pub mod files;
 pub mod filter;
 pub mod guard;
 pub mod id;

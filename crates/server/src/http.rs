@@ -20,6 +20,8 @@ use std::sync::Arc;
 
 /// The largest JSON body accepted.
 pub const MAX_BODY: usize = 1 << 20;
+/// The largest multipart body (files of binary fields) accepted.
+pub const MAX_UPLOAD: usize = 32 << 20;
 
 #[derive(Clone)]
 pub struct State {
@@ -54,7 +56,9 @@ pub fn router(state: State) -> Router {
         .route("/api/collections/{entity}/auth-refresh", post(auth::refresh))
         .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))
         .route("/api/{*rest}", any(api_not_found))
-        .layer(DefaultBodyLimit::max(MAX_BODY));
+        .route("/api/files/{entity}/{id}/{name}", get(records::file))
+        // Multipart bodies carry files; JSON bodies are held to MAX_BODY by `json_body`.
+        .layer(DefaultBodyLimit::max(MAX_UPLOAD));
     let mut router = Router::new().merge(api);
     let ui = state.app.definition.ui_dir();
     if ui.join("index.html").is_file() {
@@ -192,6 +196,9 @@ pub fn json_body(headers: &HeaderMap, body: &Bytes) -> ApiResult<Value> {
         )
         .expected("application/json");
         return Err(ApiError(Error::Invalid(vec![v])));
+    }
+    if body.len() > MAX_BODY {
+        return Err(ApiError(Error::PayloadTooLarge(MAX_BODY)));
     }
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));

@@ -88,6 +88,7 @@ async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
         http.get(format!("{}/api/collections/lists/records", server.url)).send().await.unwrap().json().await.unwrap();
     assert_eq!(page["items"][0]["color"], "red");
     assert_eq!(page["items"][0]["archived"], false);
+    assert_ne!(version(server.url.clone()).await, first_version, "a changed schema is a new version");
     drop(server);
 
     write_schema(dir.path(), &dropped);

@@ -5,6 +5,7 @@
 
 mod access;
 mod contract;
+mod files;
 mod guard;
 mod records;
 mod users;
