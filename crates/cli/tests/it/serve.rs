@@ -60,6 +60,21 @@ async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
     let (status, _) =
         post(&http, &server.url, &token, "lists", &json!({"name": "Keep me", "color": "red"})).await.unwrap();
     assert_eq!(status, 200);
+    let version = |url: String| {
+        let http = http.clone();
+        async move {
+            let id: Value = http.get(format!("{url}/api/_a2app")).send().await.unwrap().json().await.unwrap();
+            id["schemaVersion"].as_str().unwrap().to_owned()
+        }
+    };
+    let first_version = version(server.url.clone()).await;
+    drop(server);
+    // The same schema, reformatted, is the same version.
+    let text = std::fs::read_to_string(dir.path().join("schema.json")).unwrap();
+    let reformatted: Value = serde_json::from_str(&text).unwrap();
+    std::fs::write(dir.path().join("schema.json"), serde_json::to_string(&reformatted).unwrap()).unwrap();
+    let server = Server::start(dir.path(), free_port(), &[]);
+    assert_eq!(version(server.url.clone()).await, first_version);
     drop(server);
 
     let mut schema: Value =
