@@ -80,8 +80,7 @@ pub struct Api {
 
 impl Api {
     pub fn new(base: Url, options: Options) -> Result<Api, CallError> {
-        // rustls needs a process-wide crypto provider; installing it twice is harmless.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::install_tls_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(options.connect_timeout)

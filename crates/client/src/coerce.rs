@@ -527,8 +527,8 @@ async fn resolve_one(api: &Api, describe: &Describe, lookup: &Lookup) -> Result<
     };
     let found: Vec<Candidate> = page.items.iter().map(candidate).collect();
     let what = match label {
-        Some(l) => format!("{} {l}", lookup.entity),
-        None => format!("{} id", lookup.entity),
+        Some(l) => format!("{} record has {l}", lookup.entity),
+        None => format!("{} record has id", lookup.entity),
     };
     match found.as_slice() {
         [one] => Ok(one.id.clone()),
@@ -549,11 +549,11 @@ async fn resolve_one(api: &Api, describe: &Describe, lookup: &Lookup) -> Result<
                     .unwrap_or_default(),
                 None => Vec::new(),
             };
-            let mut p = Problem::new(ErrorCode::InvalidRef, format!("no {what} is \"{}\"", lookup.text))
+            let mut p = Problem::new(ErrorCode::InvalidRef, format!("no {what} \"{}\"", lookup.text))
                 .field(&lookup.field)
                 .got(Value::from(lookup.text.as_str()))
                 .fix(if near.is_empty() {
-                    format!("check the name; list them with: {} records", lookup.entity)
+                    format!("check the spelling, or list the {} records to pick one", lookup.entity)
                 } else {
                     "use one of the candidates' exact label or id".into()
                 });

@@ -26,3 +26,13 @@ pub mod session;
 
 /// The contract versions this client speaks, exactly (not a major number).
 pub const SUPPORTED_PROTOCOLS: &[&str] = &["1.0"];
+
+/// Installs ring as the process's TLS provider, once; later calls do nothing.
+///
+/// reqwest is built with `rustls-no-provider` (ring builds with a C compiler
+/// alone; reqwest's default, aws-lc-rs, is a far larger C build), so every
+/// process that builds a `reqwest::Client` must call this first or reqwest
+/// panics. `api::Api::new` does; so do the test helpers that use reqwest.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

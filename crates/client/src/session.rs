@@ -57,18 +57,29 @@ pub struct Session {
     describe: Option<Describe>,
 }
 
-pub async fn connect(c: Connect<'_>) -> Result<Session, ConnectError> {
-    let (base, named) = match address::parse(c.target)? {
+/// The base URL and registered app a target names, without contacting it.
+fn locate(config: &ConfigDir, target: &str) -> Result<(Url, Option<LocalApp>), ConnectError> {
+    Ok(match address::parse(target)? {
         Target::Url(url) => (url, None),
         Target::Name(name) => {
-            let Some(app) = registry::lookup(c.config, &name)? else {
-                let known = registry::list(c.config)?.into_iter().map(|a| a.id).collect();
+            let Some(app) = registry::lookup(config, &name)? else {
+                let known = registry::list(config)?.into_iter().map(|a| a.id).collect();
                 return Err(ConnectError::UnknownName { name, known });
             };
             let url = Url::parse(&app.url).map_err(|e| AddressError::BadUrl(app.url.clone(), e.to_string()))?;
             (url, Some(app))
         }
-    };
+    })
+}
+
+/// The origin a target names (for `forget` and `logout`, which must work
+/// precisely when the app at that origin is refused).
+pub fn origin_of(config: &ConfigDir, target: &str) -> Result<String, ConnectError> {
+    Ok(address::origin(&locate(config, target)?.0))
+}
+
+pub async fn connect(c: Connect<'_>) -> Result<Session, ConnectError> {
+    let (base, named) = locate(c.config, c.target)?;
     let origin = address::origin(&base);
     let mut api =
         Api::new(base.clone(), Options { token: None, ..c.options.clone() }).map_err(ConnectError::Unreachable)?;
