@@ -22,7 +22,7 @@ pub fn local_apps(config: &ConfigDir, out: Out) -> Result<u8, Failure> {
         let mut rows = vec![vec!["NAME".into(), "APP".into(), "URL".into()]];
         rows.extend(apps.iter().map(|a| vec![a.id.clone(), a.name.clone(), a.url.clone()]));
         text.push_str(&table(&rows));
-        text.push_str(&format!("\nnext: a2app {} ", apps[0].id));
+        text.push_str(&format!("\nnext: a2app {}", apps[0].id));
     }
     out.done(json!({"ok": true, "apps": apps}), &text);
     Ok(if apps.is_empty() { NOTHING_FOUND } else { OK })
