@@ -183,7 +183,7 @@ pub async fn run(ctx: &mut Ctx<'_>, name: &str, args: &[&str]) -> Result<u8, Fai
             ctx.out.done(json!({"ok": true, "operation": name, "alreadyDone": true, "idempotencyKey": key}), &text);
             return Ok(OK);
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(super::write::lost(e, &key)),
     };
     match Outcome::from_answer(name, &value) {
         Outcome::Done { operation, result, receipts } => {
@@ -292,4 +292,24 @@ fn bar(job: &Job) -> String {
         "-".repeat(width as usize - filled),
         progress_line(job).trim_start_matches(&format!("job {}: ", job.id))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_fills_with_progress() {
+        let job = |done, total| Job {
+            id: "j".into(),
+            operation: "reindex".into(),
+            state: "running".into(),
+            progress: a2app_client::operations::Progress { done, total, message: "rows".into() },
+            result: None,
+            error: None,
+        };
+        assert_eq!(bar(&job(0, 0)), format!("[{}] running rows", "-".repeat(30)));
+        assert_eq!(bar(&job(1, 3)), format!("[{}{}] running 1/3 rows", "#".repeat(10), "-".repeat(20)));
+        assert_eq!(bar(&job(5, 3)), format!("[{}] running 5/3 rows", "#".repeat(30)));
+    }
 }

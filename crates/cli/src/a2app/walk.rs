@@ -110,6 +110,7 @@ pub async fn root(ctx: &mut Ctx<'_>) -> Result<u8, Failure> {
                 "protocol": id.protocol, "schemaVersion": id.schema_version,
                 "serverNow": id.server_now, "serverTzOffsetMinutes": id.server_tz_offset_minutes},
         "credential": ctx.session.credential,
+        "firstContact": ctx.session.pin == a2app_client::pins::Pin::FirstContact,
         "entities": entities,
         "operations": operations,
         "next": next.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>(),

@@ -79,7 +79,7 @@ fn finish(
                 key,
             );
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(lost(e, key)),
     };
     let id = written.record.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
     let receipt_text =
@@ -137,7 +137,7 @@ pub async fn delete(ctx: &mut Ctx<'_>, entity: &str, id: &str) -> Result<u8, Fai
         Err(CallError::App(body)) if body.code == ErrorCode::DuplicateRequest => {
             return already_done(ctx, "delete", entity, id, &key);
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(lost(e, &key)),
     }
     // A delete answers 204 without a body; the system's receipt is in the receipts feed.
     let receipt = ctx
@@ -158,4 +158,17 @@ pub async fn delete(ctx: &mut Ctx<'_>, entity: &str, id: &str) -> Result<u8, Fai
         &text,
     );
     Ok(OK)
+}
+
+/// An unknown outcome names the key to repeat it with: a fresh key would do it twice.
+pub fn lost(e: CallError, key: &str) -> Failure {
+    let unknown = matches!(e, CallError::OutcomeUnknown { .. });
+    let f: Failure = e.into();
+    if !unknown {
+        return f;
+    }
+    f.fix(format!(
+        "repeat the same command with --key {key}: if the first attempt was carried out, the app answers \"already done\""
+    ))
+    .with("idempotencyKey", json!(key))
 }

@@ -122,6 +122,7 @@ fn walks_and_writes_a_local_app_by_name() {
     assert!(!again.err().contains("First contact"));
     let root = again.json();
     assert_eq!(root["credential"]["kind"], "localApp");
+    assert_eq!(root["firstContact"], false);
     let counts: Vec<(&str, i64)> = root["entities"]
         .as_array()
         .unwrap()
@@ -694,4 +695,24 @@ fn the_schema_is_cached_per_schema_version() {
     assert_eq!(run["describe"]["schemaVersion"], "sv_2");
     home.run(&[&app.url, "describe"]).expect(0);
     assert_eq!(app.seen("GET", "/api/_a2app/describe").len(), 2);
+}
+
+#[test]
+fn a_write_that_never_gets_an_answer_names_the_key_to_repeat() {
+    let home = Home::new();
+    let app = Fake::start(|r| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/api/_a2app") => Some((200, "application/json", identity("kanban", "1.0"))),
+        ("GET", "/api/_a2app/describe") => Some((200, "application/json", describe_doc().to_string())),
+        _ => None,
+    });
+    let run = home
+        .run_with(&["--json", &app.url, "create", "lists", "name=Inbox"], &[("A2APP_TOKEN", "t")], None)
+        .expect(3)
+        .json();
+    assert_eq!(run["error"]["code"], "outcome_unknown");
+    let key = run["error"]["idempotencyKey"].as_str().unwrap();
+    assert!(run["error"]["fix"].as_str().unwrap().contains(&format!("--key {key}")));
+    let calls = app.seen("POST", "/api/collections/lists/records");
+    assert_eq!(calls.len(), 3, "the first attempt and two retries");
+    assert!(calls.iter().all(|c| c.header("idempotency-key") == Some(key)));
 }
