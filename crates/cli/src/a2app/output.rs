@@ -170,6 +170,11 @@ impl Failure {
 impl From<CallError> for Failure {
     fn from(e: CallError) -> Failure {
         match e {
+            CallError::Unreachable { ref detail, .. } if detail.contains("certificate") => {
+                Failure::new(UNREACHABLE, "unreachable", e.to_string()).fix(
+                    "the app's TLS certificate is not trusted by this system; nothing was sent. Its owner must serve a valid certificate",
+                )
+            }
             CallError::Unreachable { .. } => Failure::new(UNREACHABLE, "unreachable", e.to_string())
                 .fix("check the URL and that the app is running (a local app: agent-app serve DIR)"),
             CallError::OutcomeUnknown { .. } => Failure::new(UNREACHABLE, "outcome_unknown", e.to_string()).fix(
