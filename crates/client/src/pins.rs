@@ -48,6 +48,27 @@ pub fn check(config: &ConfigDir, origin: &str, app_id: &str) -> Result<Result<Pi
     }
 }
 
+/// Pins `app_id` for `origin` whatever was pinned before. Only for a local
+/// app addressed by name: the registry, written by `agent-app serve` from the
+/// app's own files on this machine, vouches for the id, and local ports are
+/// reused by other apps all the time.
+pub fn repin(config: &ConfigDir, origin: &str, app_id: &str) -> Result<Pin, ConfigError> {
+    let path = config.pins();
+    let mut file: File = config.read(&path)?.unwrap_or_default();
+    let before = file.insert(origin.into(), Entry { app_id: app_id.into() });
+    match before {
+        Some(entry) if entry.app_id == app_id => Ok(Pin::Known),
+        Some(_) => {
+            config.write(&path, &file)?;
+            Ok(Pin::Known)
+        }
+        None => {
+            config.write(&path, &file)?;
+            Ok(Pin::FirstContact)
+        }
+    }
+}
+
 /// Forgets the pin (and so accepts whatever the origin says next time).
 pub fn forget(config: &ConfigDir, origin: &str) -> Result<bool, ConfigError> {
     let path = config.pins();

@@ -41,6 +41,9 @@ pub enum ConnectError {
     Gate { url: String, error: GateError },
     #[error(transparent)]
     PinChanged(#[from] Changed),
+    /// A local app's registered URL now answers as another app: it is not running.
+    #[error("{name} is not running: its last URL, {url}, now answers as \"{now}\"")]
+    NotRunning { name: String, url: String, now: String },
 }
 
 pub struct Session {
@@ -85,12 +88,15 @@ pub async fn connect(c: Connect<'_>) -> Result<Session, ConnectError> {
         Api::new(base.clone(), Options { token: None, ..c.options.clone() }).map_err(ConnectError::Unreachable)?;
     let (status, body) = api.identity_raw().await.map_err(ConnectError::Unreachable)?;
     let identity = gate::check(status, &body).map_err(|error| ConnectError::Gate { url: base.to_string(), error })?;
-    let pin = pins::check(c.config, &origin, &identity.app.id)??;
-    let local = match named {
-        Some(app) => Some(app),
-        None => registry::at_origin(c.config, &origin)?,
-    }
-    .filter(|app| app.id == identity.app.id && address::is_loopback(&base));
+    let (pin, local) = match named {
+        // By name, the registry says which app must answer; the origin's pin follows it.
+        Some(app) if app.id != identity.app.id => {
+            return Err(ConnectError::NotRunning { name: app.id, url: app.url, now: identity.app.id });
+        }
+        Some(app) => (pins::repin(c.config, &origin, &app.id)?, Some(app)),
+        None => (pins::check(c.config, &origin, &identity.app.id)??, registry::at_origin(c.config, &origin)?),
+    };
+    let local = local.filter(|app| app.id == identity.app.id && address::is_loopback(&base));
     let credential = credentials::resolve(c.config, &origin, c.env_token, local.as_ref())?;
     api.set_token(credential.token.clone());
     let clock = AppClock::from_identity(&identity);

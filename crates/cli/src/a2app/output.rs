@@ -256,6 +256,12 @@ impl From<ConnectError> for Failure {
                     .with("now", json!(c.now))
             }
             ConnectError::Gate { url, error } => gate_failure(&url, error),
+            ConnectError::NotRunning { ref name, .. } => {
+                let fix = format!(
+                    "start it again with `agent-app serve DIR` (it registers its new URL), then repeat; {name}'s registration is out of date"
+                );
+                Failure::new(UNREACHABLE, "not_running", e.to_string()).fix(fix)
+            }
         }
     }
 }

@@ -716,3 +716,27 @@ fn a_write_that_never_gets_an_answer_names_the_key_to_repeat() {
     assert_eq!(calls.len(), 3, "the first attempt and two retries");
     assert!(calls.iter().all(|c| c.header("idempotency-key") == Some(key)));
 }
+
+#[test]
+fn a_local_port_reused_by_another_app_follows_the_registry() {
+    let home = Home::new();
+    let kanban_dir = copy_app(&example("kanban"));
+    let notes_dir = copy_app(&example("kanban"));
+    let toml = std::fs::read_to_string(notes_dir.path().join("app.toml")).unwrap();
+    std::fs::write(notes_dir.path().join("app.toml"), toml.replace("id = \"kanban\"", "id = \"notes\"")).unwrap();
+    let port = free_port();
+
+    let server = home.serve(kanban_dir.path(), port);
+    home.run(&["kanban"]).expect(0);
+    drop(server);
+
+    // Another app on the same port: by name it is simply the app that runs there now.
+    let _server = home.serve(notes_dir.path(), port);
+    let notes = home.run(&["--json", "notes"]).expect(0).json();
+    assert_eq!(notes["app"]["id"], "notes");
+    assert_eq!(notes["credential"]["kind"], "localApp");
+    // kanban's registration is stale: not running, and nothing is sent to notes as kanban.
+    let stale = home.run(&["--json", "kanban", "create", "lists", "name=x"]).expect(3).json();
+    assert_eq!(stale["error"]["code"], "not_running");
+    assert_eq!(home.run(&["--json", "notes", "lists"]).expect(1).json()["totalItems"], 0);
+}
