@@ -393,6 +393,8 @@ fn canned(status: u16, content_type: &'static str, body: &str) -> Fake {
 #[test]
 fn the_gate_diagnoses_each_failure() {
     let home = Home::new();
+    let forbidden_host =
+        serde_json::to_string(&a2app_core::Error::ForbiddenHost("kanban.example.com".into()).to_body()).unwrap();
     let json_type = "application/json";
     let rows: Vec<(Fake, &str, &[&str])> = vec![
         (canned(200, json_type, r#"{"hello": "world"}"#), "not_an_app", &["no \"a2app\": true marker"]),
@@ -406,11 +408,8 @@ fn the_gate_diagnoses_each_failure() {
             &["incomplete", "id"],
         ),
         (
-            canned(
-                403,
-                json_type,
-                r#"{"a2app":true,"ok":false,"code":"forbidden_host","status":403,"host":"kanban.example.com","message":"this app does not answer to kanban.example.com; add it to [http] allowed_hosts"}"#,
-            ),
+            // The envelope exactly as the server's core makes it.
+            canned(403, json_type, &forbidden_host),
             "forbidden_host",
             &["real and running", "\"kanban.example.com\"", "allowed_hosts", "owner"],
         ),
