@@ -215,6 +215,13 @@ fn an_ambiguous_label_is_refused_and_nothing_is_written() {
     assert_eq!(none["error"]["code"], "invalid_ref");
     assert_eq!(none["error"]["candidates"].as_array().unwrap().len(), 2);
 
+    // A label with quotes and a backslash is quoted and escaped for the filter.
+    let odd = r#"Say "hi" \ now"#;
+    let list = home.run(&["--json", "kanban", "create", "lists", &format!("name={odd}")]).expect(0).json();
+    let card = home.run(&["--json", "kanban", "create", "cards", "title=Odd", &format!("list={odd}")]).expect(0).json();
+    assert_eq!(card["record"]["list"], list["id"]);
+    home.run(&["kanban", "delete", "cards", card["id"].as_str().unwrap(), "--yes"]).expect(0);
+
     // Most mistakes are caught before sending, all at once, with the fix.
     let bad =
         home.run(&["--json", "kanban", "create", "cards", "titel=x", "priority=High", "points=1.5"]).expect(2).json();
