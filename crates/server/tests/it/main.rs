@@ -65,6 +65,8 @@ impl TestApp {
             let _ = stopped.await;
         }));
         let token = app.agent_token.clone();
+        // reqwest has no built-in TLS provider in this workspace (see docs/ARCHITECTURE.md).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         TestApp { url, token, app, clock, http: reqwest::Client::new(), _dir: dir, _stop: stop }
     }
 
