@@ -1,5 +1,6 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
+pub mod dashboard;
 pub mod identity;
 pub mod records;
 
@@ -52,7 +53,7 @@ pub fn router(state: State) -> Router {
         .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))
         .route("/api/{*rest}", any(api_not_found))
         .layer(DefaultBodyLimit::max(MAX_BODY));
-    let mut router = Router::new().merge(api);
+    let mut router = Router::new().merge(api).merge(dashboard::routes());
     let ui = state.app.definition.ui_dir();
     if ui.join("index.html").is_file() {
         router = router.fallback_service(tower_http::services::ServeDir::new(ui));
