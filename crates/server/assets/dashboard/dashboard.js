@@ -131,20 +131,36 @@ function constraints(f) {
   return out.join(', ');
 }
 
+async function countOf(name) {
+  try {
+    const page = await get(`/api/collections/${encodeURIComponent(name)}/records?perPage=1&fields=id`);
+    return `${page.totalItems} record${page.totalItems === 1 ? '' : 's'}`;
+  } catch {
+    return '';
+  }
+}
+
+let counting = null;
+/** Recounts the records of every entity shown; at most one recount at a time. */
+function refreshCounts() {
+  counting ||= (async () => {
+    await new Promise((r) => setTimeout(r, 250)); // one recount for a burst of changes
+    counting = null;
+    for (const span of document.querySelectorAll('[data-count]')) span.textContent = await countOf(span.dataset.count);
+  })();
+}
+
 async function drawDescribe(doc) {
   const entities = Object.entries(doc.entities);
-  const counts = await Promise.all(entities.map(([name]) =>
-    get(`/api/collections/${encodeURIComponent(name)}/records?perPage=1&fields=id`).then((p) => p.totalItems).catch(() => null)));
-  $('#entities').replaceChildren(...entities.map(([name, e], i) => el('article', { class: 'entity-card' },
-    el('h3', {}, name, ' ', el('span', { class: 'muted small' },
-      counts[i] === null ? '' : `${counts[i]} record${counts[i] === 1 ? '' : 's'}`,
-      e.label ? ` · label: ${e.label}` : '')),
+  $('#entities').replaceChildren(...entities.map(([name, e]) => el('article', { class: 'entity-card' },
+    el('h3', {}, name, ' ', el('span', { class: 'muted small', 'data-count': name }), e.label ? el('span', { class: 'muted small' }, ` · label: ${e.label}`) : null),
     el('table', { class: 'fields' },
       el('tbody', {}, Object.entries(e.fields).map(([fname, f]) => el('tr', {},
         el('th', { scope: 'row' }, fname),
         el('td', { class: 'type' }, f.type),
         el('td', { class: 'muted' }, constraints(f)))))),
     el('p', { class: 'muted small' }, el('code', {}, e.records)))));
+  refreshCounts();
   const ops = doc.operations || [];
   $('#operations').replaceChildren(ops.length
     ? el('div', {}, el('h3', {}, 'Operations'), el('ul', { class: 'ops' }, ops.map((op) => el('li', {},
@@ -194,7 +210,7 @@ function subscribe(entities) {
     }
   });
   // Every change is a write, and every write has a receipt.
-  for (const t of topics) source.addEventListener(t, () => readReceipts());
+  for (const t of topics) source.addEventListener(t, () => { readReceipts(); refreshCounts(); });
   source.onerror = () => setLive('connecting');
 }
 
