@@ -161,9 +161,6 @@ function draw() {
 function makeColumn(listId) {
   const titleId = `list-title-${listId}`;
   const cards = el('div', { class: 'cards', role: 'list', 'aria-labelledby': titleId });
-  cards.addEventListener('dragover', onDragOver);
-  cards.addEventListener('dragleave', onDragLeave);
-  cards.addEventListener('drop', onDrop);
 
   const input = el('textarea', { class: 'quick-title', name: 'title', rows: '2', placeholder: 'Card title', 'aria-label': 'New card title' });
   const error = el('p', { class: 'field-error', 'data-error-for': 'title', hidden: true });
@@ -179,12 +176,17 @@ function makeColumn(listId) {
   });
   form.addEventListener('submit', (ev) => { ev.preventDefault(); quickAdd(listId, form); });
 
-  return el('section', { class: 'column', dataset: { list: listId }, 'aria-labelledby': titleId },
+  const column = el('section', { class: 'column', dataset: { list: listId }, 'aria-labelledby': titleId },
     el('header', { class: 'column-head' },
       el('h2', { id: titleId, class: 'column-title' }),
       el('span', { class: 'count' }),
       el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Edit list', title: 'Edit list', onclick: () => openListDialog(listId) }, '⋯')),
     cards, form, open);
+  // The whole column takes a drop, not only its cards.
+  column.addEventListener('dragover', onDragOver);
+  column.addEventListener('dragleave', onDragLeave);
+  column.addEventListener('drop', onDrop);
+  return column;
 }
 
 function fillColumn(col, list) {
@@ -660,7 +662,7 @@ function onDragOver(ev) {
   if (!ui.dragging) return;
   ev.preventDefault();
   ev.dataTransfer.dropEffect = 'move';
-  const area = ev.currentTarget;
+  const area = $('.cards', ev.currentTarget);
   area.classList.add('drag-over');
   const index = dropIndex(area, ev.clientY);
   let marker = board.querySelector('.drop-marker');
@@ -672,7 +674,7 @@ function onDragOver(ev) {
 
 function onDragLeave(ev) {
   if (!ev.currentTarget.contains(ev.relatedTarget)) {
-    ev.currentTarget.classList.remove('drag-over');
+    $('.cards', ev.currentTarget).classList.remove('drag-over');
     board.querySelector('.drop-marker')?.remove();
   }
 }
@@ -680,8 +682,8 @@ function onDragLeave(ev) {
 function onDrop(ev) {
   ev.preventDefault();
   const id = ui.dragging || ev.dataTransfer.getData('text/plain');
-  const area = ev.currentTarget;
-  const listId = area.closest('.column').dataset.list;
+  const area = $('.cards', ev.currentTarget);
+  const listId = ev.currentTarget.dataset.list;
   const index = dropIndex(area, ev.clientY);
   area.classList.remove('drag-over');
   board.querySelector('.drop-marker')?.remove();
@@ -753,5 +755,14 @@ async function start() {
     board.replaceChildren(el('p', { class: 'loading' }, `Could not load the board: ${describeError(e)}`));
   }
 }
+
+// The keyboard help closes on a click elsewhere or Escape.
+document.addEventListener('click', (ev) => {
+  const keys = $('.keys');
+  if (keys.open && !keys.contains(ev.target)) keys.open = false;
+});
+document.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape') $('.keys').open = false;
+});
 
 start();
