@@ -236,7 +236,8 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
       // Connection help: URLs and the token's path, never the token.
       assert.equal(await dash.locator('#mcp-url').textContent(), `${app.url}/mcp`);
       assert.equal(await dash.locator('#cli-command').textContent(), `a2app ${app.url}`);
-      assert.match(await dash.locator('#token-path').textContent(), /\.agent-token$/);
+      assert.equal(await dash.locator('#token-path').textContent(), `${app.dir}/.agent-token`);
+      assert.ok(await dash.getByRole('link', { name: 'Open the app' }).isVisible());
       assert.ok(!(await dash.content()).includes(app.token), 'the token is not on the dashboard');
       // Describe is shown: the cards entity and one of its fields.
       await dash.locator('.entity-card', { hasText: 'cards' }).locator('th', { hasText: 'due_date' }).waitFor();

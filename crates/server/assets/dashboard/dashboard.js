@@ -241,6 +241,7 @@ async function start() {
   $('#app-name').textContent = identity.app.name;
   $('#token-path').textContent = connect.tokenPath;
   $('#app-dir').textContent = connect.appDir;
+  $('#open-app').hidden = !connect.hasUi;
   drawIdentity(identity);
   subscribe(Object.keys(doc.entities));
   await Promise.all([drawDescribe(doc), readReceipts()]);

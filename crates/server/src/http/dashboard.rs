@@ -56,7 +56,8 @@ async fn style(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     asset(&state, &headers, "text/css; charset=utf-8", STYLE)
 }
 
-/// Where the app lives and where its agent token is: paths, never the token.
+/// Where the app lives and where its agent token is (paths, never the token),
+/// and whether the app has its own page at `/`.
 async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     caller(&state, &headers, Intent::Read)?;
     let def = &state.app.definition;
@@ -66,6 +67,7 @@ async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> 
         "appDir": dir.display().to_string(),
         "tokenPath": token.display().to_string(),
         "mcpPath": "/mcp",
+        "hasUi": def.ui_dir().join("index.html").is_file(),
     });
     Ok(json_response(StatusCode::OK, &body))
 }

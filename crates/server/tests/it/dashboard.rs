@@ -36,6 +36,7 @@ async fn connect_names_where_the_token_is_but_not_the_token() {
     assert!(token_path.ends_with(".agent-token"), "{token_path}");
     assert_eq!(std::path::Path::new(token_path), t.app.definition.token_path());
     assert_eq!(body["mcpPath"], "/mcp");
+    assert_eq!(body["hasUi"], false, "the test copy has no ui/");
     assert!(!body.to_string().contains(&t.token));
 }
 
