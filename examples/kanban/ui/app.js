@@ -19,8 +19,10 @@ const ui = {
   /** The card being dragged, if any; redraws wait until the drop. */
   dragging: null,
   redrawPending: false,
-  /** Card ids created by realtime while the page was open, to highlight them. */
+  /** Card ids created by someone else while the page was open, to highlight them. */
   fresh: new Set(),
+  /** Titles of cards this page is creating now: their realtime echo is not news. */
+  creating: new Set(),
 };
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -153,6 +155,14 @@ function draw() {
   let adder = board.querySelector('.add-list');
   if (!adder) adder = makeListAdder();
   if (board.lastElementChild !== adder) board.append(adder);
+  let welcome = board.querySelector('.welcome');
+  if (lists.length === 0 && !welcome) {
+    welcome = el('p', { class: 'welcome' },
+      'This board is empty. Add a list to start; cards that agents add appear here as they arrive.');
+    board.append(welcome);
+  } else if (lists.length > 0) {
+    welcome?.remove();
+  }
 
   if (focusedCard) board.querySelector(`.card[data-id="${CSS.escape(focusedCard)}"]`)?.focus({ preventScroll: false });
 }
@@ -339,14 +349,18 @@ async function quickAdd(listId, form) {
   clearErrors(form);
   const cards = cardsOf(listId);
   const position = cards.length ? cards[cards.length - 1].position + 1024 : 1024;
+  const title = input.value.trim();
+  ui.creating.add(title);
   try {
-    const card = await api.create('cards', { title: input.value.trim(), list: listId, position });
+    const card = await api.create('cards', { title, list: listId, position });
     upsert('cards', card);
     input.value = '';
     input.focus();
     announce(`Added card ${card.title}`);
   } catch (e) {
     showErrors(form, e);
+  } finally {
+    ui.creating.delete(title);
   }
 }
 
@@ -699,7 +713,7 @@ function applyChange({ entity, action, record }) {
   if (action === 'delete') {
     map.delete(record.id);
   } else {
-    if (entity === 'cards' && action === 'create' && !map.has(record.id)) {
+    if (entity === 'cards' && action === 'create' && !map.has(record.id) && !ui.creating.has(record.title)) {
       ui.fresh.add(record.id);
       setTimeout(() => { ui.fresh.delete(record.id); board.querySelector(`.card[data-id="${CSS.escape(record.id)}"]`)?.classList.remove('fresh'); }, 2500);
     }
