@@ -21,6 +21,7 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
   let foreign;
   let context;
   let page;
+  const pageErrors = [];
   const agentHeaders = () => ({ 'X-LUI-Token': app.token, 'X-LUI-Agent': AGENT });
   const records = (entity) => `${app.url}/api/collections/${entity}/records`;
   const find = async (entity, filter) => {
@@ -52,7 +53,7 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
     foreign = await startForeignSite({ port: FOREIGN_PORT, target: app.url });
     context = await launchBrowser();
     page = await context.newPage();
-    page.on('pageerror', (e) => { console.error('page error:', e.message); });
+    page.on('pageerror', (e) => pageErrors.push(e.message));
     await page.goto(`${app.url}/`);
     await page.locator('body[data-ready="true"][data-live="true"]').waitFor();
   });
@@ -303,5 +304,6 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
     await page.mouse.move(0, 0);
     await page.waitForTimeout(2600); // let the "new card" highlight fade
     await page.screenshot({ path: screenshotPath('board.png') });
+    assert.deepEqual(pageErrors, [], 'no script error on the board during the whole story');
   });
 });
