@@ -152,15 +152,17 @@ function draw() {
     if (col !== before) board.insertBefore(col, before);
     before = col.nextElementSibling;
   }
+  // The list adder follows the last column; it is moved only when it must be,
+  // since moving it would take the focus from a name being typed.
   let adder = board.querySelector('.add-list');
   if (!adder) adder = makeListAdder();
-  if (board.lastElementChild !== adder) board.append(adder);
+  if (before !== adder) board.insertBefore(adder, before);
   let welcome = board.querySelector('.welcome');
-  if (lists.length === 0 && !welcome) {
-    welcome = el('p', { class: 'welcome' },
+  if (lists.length === 0) {
+    welcome ||= el('p', { class: 'welcome' },
       'This board is empty. Add a list to start; cards that agents add appear here as they arrive.');
-    board.append(welcome);
-  } else if (lists.length > 0) {
+    if (adder.nextElementSibling !== welcome) adder.after(welcome);
+  } else {
     welcome?.remove();
   }
 
@@ -476,13 +478,19 @@ function cardChanges(card) {
   const rawPoints = f.points.value.trim();
   const points = rawPoints === '' ? 0 : (Number.isFinite(Number(rawPoints)) ? Number(rawPoints) : rawPoints);
   set('points', points, card.points || 0);
-  let due = '';
-  if (f.due_date.value) {
-    const local = new Date(`${f.due_date.value}T${f.due_time.value || '00:00'}`);
-    due = Number.isNaN(local.getTime()) ? f.due_date.value : local.toISOString();
+  // The form shows the due date to the minute, in local time: compare it that way,
+  // so saving another field never rewrites a due date the person did not touch.
+  const old = parseWire(card.due_date);
+  const shownDay = old ? localDay(old) : '';
+  const shownTime = old && (old.getHours() || old.getMinutes()) ? localTime(old) : '';
+  if (f.due_date.value !== shownDay || f.due_time.value !== shownTime) {
+    let due = '';
+    if (f.due_date.value) {
+      const local = new Date(`${f.due_date.value}T${f.due_time.value || '00:00'}`);
+      due = Number.isNaN(local.getTime()) ? f.due_date.value : local.toISOString();
+    }
+    out.due_date = due;
   }
-  const oldDue = parseWire(card.due_date)?.toISOString() ?? '';
-  if (due !== oldDue) out.due_date = due;
   return out;
 }
 
