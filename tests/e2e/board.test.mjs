@@ -241,7 +241,9 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
       assert.ok(await dash.getByRole('link', { name: 'Open the app' }).isVisible());
       assert.ok(!(await dash.content()).includes(app.token), 'the token is not on the dashboard');
       // Describe is shown: the cards entity and one of its fields.
-      await dash.locator('.entity-card', { hasText: 'cards' }).locator('th', { hasText: 'due_date' }).waitFor();
+      const cardsEntity = dash.locator('.entity-card', { hasText: 'cards' });
+      await cardsEntity.locator('th', { hasText: 'due_date' }).waitFor();
+      assert.match(await cardsEntity.locator('[data-count="cards"]').textContent(), /^\d+ records?$/);
 
       // A later agent write shows up without a reload (realtime).
       await dash.locator('body[data-live="true"]').waitFor();
@@ -251,6 +253,8 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
       });
       assert.equal(res.status, 200);
       await dash.locator(`tr[data-agent="${AGENT}"]`, { hasText: 'Check the dashboard updates' }).waitFor({ timeout: 3000 });
+      const cardCount = (await find('cards', 'id != ""')).length;
+      await dash.locator('[data-count="cards"]', { hasText: `${cardCount} records` }).waitFor({ timeout: 3000 });
       await dash.screenshot({ path: screenshotPath('dashboard.png'), fullPage: true });
     } finally {
       await dash.close();

@@ -160,7 +160,9 @@ async function drawDescribe(doc) {
         el('td', { class: 'type' }, f.type),
         el('td', { class: 'muted' }, constraints(f)))))),
     el('p', { class: 'muted small' }, el('code', {}, e.records)))));
-  refreshCounts();
+  await Promise.all([...document.querySelectorAll('[data-count]')].map(async (span) => {
+    span.textContent = await countOf(span.dataset.count);
+  }));
   const ops = doc.operations || [];
   $('#operations').replaceChildren(ops.length
     ? el('div', {}, el('h3', {}, 'Operations'), el('ul', { class: 'ops' }, ops.map((op) => el('li', {},
