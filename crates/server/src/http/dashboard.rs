@@ -33,8 +33,13 @@ pub fn routes() -> Router<State> {
 }
 
 /// An embedded asset, after the same Host and Origin checks as any read.
-fn asset(state: &State, headers: &HeaderMap, content_type: &'static str, body: &'static str) -> ApiResult<Response> {
-    caller(state, headers, Intent::Read)?;
+async fn asset(
+    state: &State,
+    headers: &HeaderMap,
+    content_type: &'static str,
+    body: &'static str,
+) -> ApiResult<Response> {
+    caller(state, headers, Intent::Read).await?;
     let headers = [
         (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
         (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
@@ -45,21 +50,21 @@ fn asset(state: &State, headers: &HeaderMap, content_type: &'static str, body: &
 }
 
 async fn index(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    asset(&state, &headers, "text/html; charset=utf-8", INDEX)
+    asset(&state, &headers, "text/html; charset=utf-8", INDEX).await
 }
 
 async fn script(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    asset(&state, &headers, "text/javascript; charset=utf-8", SCRIPT)
+    asset(&state, &headers, "text/javascript; charset=utf-8", SCRIPT).await
 }
 
 async fn style(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    asset(&state, &headers, "text/css; charset=utf-8", STYLE)
+    asset(&state, &headers, "text/css; charset=utf-8", STYLE).await
 }
 
 /// Where the app lives and where its agent token is (paths, never the token),
 /// and whether the app has its own page at `/`.
 async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     let def = &state.app.definition;
     let dir = std::path::absolute(&def.dir).unwrap_or_else(|_| def.dir.clone());
     let token = std::path::absolute(def.token_path()).unwrap_or_else(|_| def.token_path());

@@ -6,8 +6,10 @@
 mod access;
 mod contract;
 mod dashboard;
+mod files;
 mod guard;
 mod records;
+mod users;
 
 use a2app_core::clock::FixedClock;
 use a2app_core::{App, OpenOptions};
@@ -36,7 +38,15 @@ impl TestApp {
 
     /// Serves a copy of `examples/kanban` with its app.toml rewritten by `edit`.
     pub async fn with_config(edit: impl Fn(&str) -> String) -> TestApp {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
+        TestApp::serve(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban"), edit).await
+    }
+
+    /// Serves a copy of a fixture app under `tests/fixtures/`.
+    pub async fn fixture(name: &str) -> TestApp {
+        TestApp::serve(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name), |t| t.to_owned()).await
+    }
+
+    async fn serve(root: &Path, edit: impl Fn(&str) -> String) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         for file in ["app.toml", "schema.json", "operations.json"] {
             if root.join(file).exists() {
@@ -101,4 +111,14 @@ pub fn violations(body: &Value) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Sends a request as the agent (token) acting as a user (their token), or as
+/// the owner when `user` is None.
+pub async fn as_user(t: &TestApp, user: Option<&str>, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut req = t.http.request(method.parse().unwrap(), format!("{}{path}", t.url)).header("X-LUI-Token", &t.token);
+    if let Some(token) = user {
+        req = req.header("Authorization", token);
+    }
+    t.send(req, body).await
 }
