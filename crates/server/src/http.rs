@@ -1,6 +1,7 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
 pub mod auth;
+pub mod dashboard;
 pub mod identity;
 pub mod records;
 
@@ -59,7 +60,7 @@ pub fn router(state: State) -> Router {
         .route("/api/files/{entity}/{id}/{name}", get(records::file))
         // Multipart bodies carry files; JSON bodies are held to MAX_BODY by `json_body`.
         .layer(DefaultBodyLimit::max(MAX_UPLOAD));
-    let mut router = Router::new().merge(api);
+    let mut router = Router::new().merge(api).merge(dashboard::routes());
     let ui = state.app.definition.ui_dir();
     if ui.join("index.html").is_file() {
         router = router.fallback_service(tower_http::services::ServeDir::new(ui));

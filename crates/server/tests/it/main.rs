@@ -5,6 +5,7 @@
 
 mod access;
 mod contract;
+mod dashboard;
 mod files;
 mod guard;
 mod records;
