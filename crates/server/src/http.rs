@@ -175,6 +175,7 @@ pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
         token: text("x-lui-token").or_else(|| text("x-a2app-token")),
         authorization,
         agent: text("x-lui-agent").or_else(|| text("x-a2app-agent")),
+        fetch_site: text("sec-fetch-site"),
         port: state.port,
     }
 }

@@ -74,6 +74,18 @@ async fn a_foreign_page_in_a_browser_is_refused() {
     assert_eq!(body["code"], "forbidden_origin");
     let (_, page) = t.call("GET", "/api/collections/lists/records", None).await;
     assert_eq!(page["totalItems"], 0, "nothing was written");
+    // A `no-cors` GET from another site carries no Origin; fetch metadata gives it away.
+    let read = t
+        .http
+        .get(&url)
+        .header("Sec-Fetch-Site", "cross-site")
+        .header("Sec-Fetch-Mode", "no-cors")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status().as_u16(), 403);
+    let same = t.http.get(&url).header("Sec-Fetch-Site", "same-origin").send().await.unwrap();
+    assert_eq!(same.status().as_u16(), 200);
 }
 
 #[tokio::test]
