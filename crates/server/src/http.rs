@@ -1,6 +1,7 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
 pub mod identity;
+pub mod ops;
 pub mod records;
 
 use crate::realtime::Realtime;
@@ -49,6 +50,9 @@ pub fn router(state: State) -> Router {
             "/api/collections/{entity}/records/{id}",
             get(records::view).patch(records::update).delete(records::delete),
         )
+        .route("/api/_ops", get(ops::list))
+        .route("/api/ops/{name}", axum::routing::post(ops::invoke))
+        .route("/api/_jobs/{id}", get(ops::job))
         .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))
         .route("/api/{*rest}", any(api_not_found))
         .layer(DefaultBodyLimit::max(MAX_BODY));
