@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // test helpers panic on purpose: a panic is a failed test
 
 mod check;
+mod ops;
 mod serve;
 
 use std::path::{Path, PathBuf};

@@ -673,7 +673,7 @@ pub fn check_routes(operations: &[Operation], advertised: &[Route], backend_url:
             && !served(&h.method, &h.path)
         {
             problems.push(
-                join(&index("$", i), "executor.path"),
+                join(&join(&index("$", i), "executor"), "path"),
                 format!("the backend at {backend_url} does not serve {} {}", h.method, h.path),
             );
         }
