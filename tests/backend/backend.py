@@ -5,7 +5,7 @@ Usage: backend.py  (binds 127.0.0.1:0 and prints the port on its first line)
 
 Routes:
   GET  /_routes  the routes below, as [{"method", "path"}]
-  POST /echo     answers {"body": <the JSON body>, "headers": {x-a2app-* and x-lui-token if sent}}
+  POST /echo     answers {"body": <the JSON body>, "headers": {x-a2app-*, x-lui-*, idempotency-key as sent}}
   GET  /search   answers {"query": {name: value}}
   POST /refuse   answers 422 {"code": "no_room", "message": "the board is full"}
   POST /fail     answers 500 with a stack trace that must not reach callers
@@ -59,7 +59,7 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path == "/echo":
-            headers = {k.lower(): v for k, v in self.headers.items() if k.lower().startswith(("x-a2app-", "x-lui-"))}
+            headers = {k.lower(): v for k, v in self.headers.items() if k.lower().startswith(("x-a2app-", "x-lui-", "idempotency-key"))}
             self.answer(200, {"body": json.loads(raw or b"null"), "headers": headers})
         elif self.path == "/refuse":
             self.answer(422, {"code": "no_room", "message": "the board is full"})

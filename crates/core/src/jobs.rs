@@ -56,7 +56,13 @@ pub async fn start(
     op: &Operation,
     spec: &JobSpec,
     params: Map<String, Value>,
+    key: Option<String>,
 ) -> Result<JobStarted, Error> {
+    if let Some(k) = &key
+        && (k.is_empty() || k.len() > records::MAX_KEY_LEN)
+    {
+        return Err(Error::InvalidQuery(format!("Idempotency-Key must be 1 to {} characters", records::MAX_KEY_LEN)));
+    }
     let now = crate::datetime::format(app.clock.now());
     let job = Job {
         id: crate::id::generate(),
@@ -68,7 +74,11 @@ pub async fn start(
         created_at: now.clone(),
         updated_at: now,
     };
-    persist(app, job.clone()).await?;
+    {
+        let store = Arc::clone(&app.store);
+        let (job, key) = (job.clone(), key.clone());
+        records::blocking(move || Ok(store.create_job(&job, key.as_deref())?)).await?;
+    }
     let started = JobStarted {
         ok: true,
         operation: op.name.clone(),
@@ -76,7 +86,7 @@ pub async fn start(
         status: format!("/api/_jobs/{}", job.id),
     };
     let progress = Progress { app: Arc::clone(app), job: Arc::new(Mutex::new(job)) };
-    let ctx = Context { app: Arc::clone(app), caller: caller.clone(), operation: op.name.clone(), params };
+    let ctx = Context { app: Arc::clone(app), caller: caller.clone(), operation: op.name.clone(), params, key };
     let spec = spec.clone();
     tokio::spawn(run(ctx, spec, progress));
     Ok(started)

@@ -56,6 +56,8 @@ pub struct BackendRequest {
     pub timeout: std::time::Duration,
     /// Who runs the operation; passed along in headers, never the token.
     pub caller: Caller,
+    /// The caller's `Idempotency-Key`, passed along for the backend to honour.
+    pub key: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +93,8 @@ pub struct Context {
     pub operation: String,
     /// Checked and normalized: declared params only, defaults applied.
     pub params: Map<String, Value>,
+    /// The caller's `Idempotency-Key`, for a handler that can honour it.
+    pub key: Option<String>,
 }
 
 /// What an operation produced.
@@ -245,7 +249,10 @@ pub struct Invocation {
     pub params: Value,
     /// `X-A2App-Approval`.
     pub approval: Option<String>,
-    /// `Idempotency-Key`, applied to single-record crud writes.
+    /// `Idempotency-Key`: applied to single-record crud writes, claimed for
+    /// jobs (a replay names the job it started), passed on to the backend and
+    /// to native handlers. Filter-wide crud writes ignore it: repeating them
+    /// finds nothing left to change.
     pub key: Option<String>,
     /// A run started by the app's own scheduler: its author approved it by scheduling it.
     pub(crate) scheduled: bool,
@@ -305,7 +312,7 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
     };
     let answer = match &op.run {
         Executor::Crud(c) => done(crud(app, caller, c, &params, invocation.key).await?),
-        Executor::Http(h) => done(http(app, caller, op, h, &params).await?),
+        Executor::Http(h) => done(http(app, caller, op, h, &params, invocation.key).await?),
         Executor::Native => {
             let handler = app
                 .operations
@@ -319,10 +326,13 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
                 caller: caller.clone(),
                 operation: op.name.clone(),
                 params: params.clone(),
+                key: invocation.key.clone(),
             };
             done(handler(ctx).await?)
         }
-        Executor::Job(spec) => Answer::Started(crate::jobs::start(app, caller, op, spec, params.clone()).await?),
+        Executor::Job(spec) => {
+            Answer::Started(crate::jobs::start(app, caller, op, spec, params.clone(), invocation.key.clone()).await?)
+        }
     };
     audit(app, caller, op, &params, &answer, invocation.scheduled).await;
     Ok(answer)
@@ -586,6 +596,7 @@ async fn http(
     op: &Operation,
     h: &Http,
     params: &Map<String, Value>,
+    key: Option<String>,
 ) -> Result<Outcome, Error> {
     let backend = app.operations.backend().ok_or_else(|| Error::Backend {
         code: ErrorCode::BackendUnavailable,
@@ -610,6 +621,7 @@ async fn http(
         body: (!in_query).then(|| Value::Object(params.clone())),
         timeout: h.timeout,
         caller: caller.clone(),
+        key,
     };
     let response = backend.call(request).await.map_err(|e| match e {
         BackendError::Timeout => Error::Backend {

@@ -55,7 +55,12 @@ pub trait Store: Send + Sync + 'static {
     /// read-back, and answers only once it is durable.
     fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError>;
 
-    /// Inserts or replaces a job's persisted state (durable when this returns).
+    /// Persists a new job. With an `Idempotency-Key`, the key is claimed for the
+    /// operation in the same transaction; one already used in the last 24 h is
+    /// `DuplicateRequest` naming the job it started.
+    fn create_job(&self, job: &protocol::operation::Job, key: Option<&str>) -> Result<(), StoreError>;
+
+    /// Replaces a job's persisted state (durable when this returns).
     fn put_job(&self, job: &protocol::operation::Job) -> Result<(), StoreError>;
 
     /// A job by id.

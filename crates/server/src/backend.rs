@@ -83,6 +83,9 @@ impl Backend for HttpBackend {
             if let Some(agent) = &request.caller.agent {
                 builder = builder.header("x-a2app-agent", agent);
             }
+            if let Some(key) = &request.key {
+                builder = builder.header("idempotency-key", key);
+            }
             if let CallerKind::User { id } = &request.caller.kind {
                 builder = builder.header("x-a2app-user", id);
             }

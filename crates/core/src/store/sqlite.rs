@@ -241,6 +241,11 @@ impl Store for SqliteStore {
         })
     }
 
+    fn create_job(&self, job: &protocol::operation::Job, key: Option<&str>) -> Result<(), StoreError> {
+        let (job, key) = (job.clone(), key.map(str::to_owned));
+        self.on_writer(move |conn| jobs::create(conn, &job, key.as_deref()))
+    }
+
     fn put_job(&self, job: &protocol::operation::Job) -> Result<(), StoreError> {
         let job = job.clone();
         self.on_writer(move |conn| jobs::put(conn, &job))

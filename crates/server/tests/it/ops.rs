@@ -298,7 +298,13 @@ async fn http_executor_calls_the_real_backend() {
     assert_eq!(headers["x-a2app-caller"], "agent");
     assert_eq!(headers["x-a2app-operation"], "echo");
     assert!(headers.get("x-lui-token").is_none(), "the token must not reach the backend: {headers}");
+    assert!(headers.get("idempotency-key").is_none());
     assert_eq!(body["receipts"], json!([]));
+    // An Idempotency-Key is the backend's to honour: it is passed on.
+    let req =
+        t.http.post(format!("{}/api/ops/echo", t.url)).header("X-LUI-Token", &t.token).header("Idempotency-Key", "k1");
+    let (status, body) = t.send(req, Some(json!({}))).await;
+    assert_eq!((status, body["result"]["headers"]["idempotency-key"].as_str()), (200, Some("k1")), "{body}");
 
     let (status, body) = t.op("search", json!({"q": "milk & eggs", "n": 3})).await;
     assert_eq!(status, 200, "{body}");
@@ -354,6 +360,20 @@ async fn export_job_answers_at_once_and_reports_progress_and_result() {
 
     let (status, body) = t.call("GET", "/api/_jobs/nosuchjob000000", None).await;
     assert_eq!((status, body["code"].as_str()), (404, Some("not_found")));
+
+    // A retried start with the same Idempotency-Key starts nothing and names the first job.
+    let start = || {
+        t.http
+            .post(format!("{}/api/ops/export_board", t.url))
+            .header("X-LUI-Token", &t.token)
+            .header("Idempotency-Key", "export-1")
+    };
+    let (status, first) = t.send(start(), Some(json!({}))).await;
+    assert_eq!(status, 202, "{first}");
+    let (status, again) = t.send(start(), Some(json!({}))).await;
+    assert_eq!((status, again["code"].as_str()), (409, Some("duplicate_request")), "{again}");
+    assert_eq!(again["id"], first["jobId"]);
+    t.wait_job(first["jobId"].as_str().unwrap()).await;
 }
 
 #[tokio::test]

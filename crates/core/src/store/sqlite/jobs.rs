@@ -14,6 +14,28 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Internal(e.to_string()))
 }
 
+pub fn create(conn: &Connection, job: &Job, key: Option<&str>) -> Result<(), StoreError> {
+    if let Some(key) = key {
+        // Keys share `_a2app_keys` with record writes, scoped by a name no
+        // entity can have (entity names never start with `_`).
+        let scope = format!("_ops/{}", job.operation);
+        let now = crate::datetime::parse(&job.created_at).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let cutoff = crate::datetime::format(now.checked_sub(crate::store::KEY_LIFETIME).unwrap_or(now));
+        let first: Option<String> = conn
+            .prepare_cached("SELECT record_id FROM _a2app_keys WHERE entity = ?1 AND key = ?2 AND created >= ?3")?
+            .query_row([&scope, key, &cutoff], |r| r.get(0))
+            .optional()?;
+        if let Some(id) = first {
+            return Err(StoreError::DuplicateRequest { id });
+        }
+        conn.prepare_cached(
+            "INSERT OR REPLACE INTO _a2app_keys (entity, key, record_id, created) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute([&scope, key, &job.id, &job.created_at])?;
+    }
+    put(conn, job)
+}
+
 pub fn put(conn: &Connection, job: &Job) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO _a2app_jobs (id, operation, state, job, created, updated) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
