@@ -39,12 +39,13 @@ pub fn parse(text: &str) -> Result<Schedule, String> {
         let rest = rest.trim();
         let split = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
         let n: i64 = rest[..split].parse().map_err(|_| format!("bad interval \"{rest}\": {FORMS}"))?;
-        let d = match &rest[split..] {
-            "m" => SignedDuration::from_mins(n),
-            "h" => SignedDuration::from_hours(n),
+        // Bounded before any arithmetic: an author's typo must not overflow.
+        let (d, max) = match &rest[split..] {
+            "m" => (SignedDuration::from_mins(n.clamp(0, 10_080)), 10_080),
+            "h" => (SignedDuration::from_hours(n.clamp(0, 168)), 168),
             _ => return Err(format!("bad interval \"{rest}\": use minutes (15m) or hours (2h); {FORMS}")),
         };
-        if n < 1 || d > SignedDuration::from_hours(24 * 7) {
+        if n < 1 || n > max {
             return Err(format!("interval \"{rest}\" must be between 1m and 168h"));
         }
         return Ok(Schedule::Every(d));
@@ -174,7 +175,18 @@ mod tests {
         assert_eq!(parse("every 2h"), Ok(Schedule::Every(SignedDuration::from_hours(2))));
         assert_eq!(parse("hourly"), Ok(Schedule::Hourly));
         assert_eq!(parse("daily 09:00"), Ok(Schedule::Daily { hour: 9, minute: 0 }));
-        for bad in ["every 0m", "every 15", "every 3d", "daily 9:00", "daily 24:00", "weekly", "", "daily 09:60"] {
+        for bad in [
+            "every 0m",
+            "every 15",
+            "every 3d",
+            "every 99999999999999999h",
+            "every 169h",
+            "daily 9:00",
+            "daily 24:00",
+            "weekly",
+            "",
+            "daily 09:60",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

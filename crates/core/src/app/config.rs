@@ -172,7 +172,10 @@ fn backend(value: &Value, path: &str, problems: &mut Problems) -> Option<Backend
         match key.as_str() {
             "url" => match value.as_str() {
                 Some(u) if is_base_url(u) => url = Some(u.trim_end_matches('/').to_owned()),
-                _ => problems.push(&kpath, "url must be an http(s) base URL like \"http://127.0.0.1:9000\" (no query)"),
+                _ => problems.push(
+                    &kpath,
+                    "url must be an http:// base URL of the app's own backend process, like \"http://127.0.0.1:9000\" (no query)",
+                ),
             },
             other => problems.push(&kpath, format!("unknown key \"{other}\" (allowed: url)")),
         }
@@ -184,7 +187,9 @@ fn backend(value: &Value, path: &str, problems: &mut Problems) -> Option<Backend
 }
 
 fn is_base_url(url: &str) -> bool {
-    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+    // Plain http only: the backend is the app's own process beside it, and the
+    // server's client is built without TLS.
+    let rest = url.strip_prefix("http://");
     rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/') && !r.contains(['?', '#', ' ', '@']))
 }
 
@@ -214,5 +219,17 @@ mod tests {
         .unwrap_err();
         let got: Vec<String> = err.list.iter().map(|p| p.path.clone()).collect();
         assert_eq!(got, ["$.id", "$.auth_mode", "$.timezone", "$.color", "$.http.allowed_hostz", "$"]);
+    }
+
+    #[test]
+    fn reads_the_backend_url() {
+        let c = parse("id = \"a\"\nname = \"A\"\n[backend]\nurl = \"http://127.0.0.1:9000/\"\n").unwrap();
+        assert_eq!(c.backend, Some(BackendConfig { url: "http://127.0.0.1:9000".into() }));
+        for bad in ["https://x", "ftp://x", "http://", "http://x?y=1", "127.0.0.1:9000"] {
+            let err = parse(&format!("id = \"a\"\nname = \"A\"\n[backend]\nurl = \"{bad}\"\n")).unwrap_err();
+            assert_eq!(err.list[0].path, "$.backend.url", "{bad}");
+        }
+        let err = parse("id = \"a\"\nname = \"A\"\n[backend]\n").unwrap_err();
+        assert_eq!(err.list[0].path, "$.backend");
     }
 }

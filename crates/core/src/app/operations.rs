@@ -711,6 +711,21 @@ mod tests {
         assert_eq!(placeholder("card"), None);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        /// What an author writes never panics the gate, and a rewrite keeps every
+        /// character outside the placeholders.
+        #[test]
+        fn author_text_never_panics(text in "[{}:a-z0-9_\"' \\\\=é]{0,40}") {
+            if let Ok((bound, names)) = bind_filter(&text) {
+                proptest::prop_assert_eq!(bound.matches("@request.query.").count(), names.len());
+            }
+            let _ = crate::schedule::parse(&text);
+            let _ = parse_duration(&text);
+            let _ = parse(&text, None);
+        }
+    }
+
     #[test]
     fn reads_the_kanban_operations() {
         let schema = crate::schema::parse(include_str!("../../../../examples/kanban/schema.json"), false).unwrap();
