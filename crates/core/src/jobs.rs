@@ -104,13 +104,20 @@ async fn run(ctx: Context, spec: JobSpec, progress: Progress) {
         tracing::error!(error = %e, "cannot start a job");
         return;
     }
-    let outcome = match spec.run {
-        JobRun::Export => export(&app, &progress, spec.pace).await,
-        JobRun::Native => match app.operations.registry().job_handler(&ctx.operation) {
-            Some(handler) => handler(ctx.clone(), progress.clone()).await,
-            None => Err(Error::Internal(format!("no job handler registered for {}", ctx.operation))),
-        },
+    let work = {
+        let (app, progress, ctx) = (Arc::clone(&app), progress.clone(), ctx.clone());
+        async move {
+            match spec.run {
+                JobRun::Export => export(&app, &progress, spec.pace).await,
+                JobRun::Native => match app.operations.registry().job_handler(&ctx.operation) {
+                    Some(handler) => handler(ctx.clone(), progress.clone()).await,
+                    None => Err(Error::Internal(format!("no job handler registered for {}", ctx.operation))),
+                },
+            }
+        }
     };
+    // On its own task, so a panicking handler fails the job instead of leaving it running.
+    let outcome = tokio::spawn(work).await.unwrap_or_else(|e| Err(Error::Internal(format!("the job panicked: {e}"))));
     let finished = {
         let mut job = progress.job.lock().await;
         match outcome {

@@ -166,6 +166,8 @@ impl Registry {
 }
 
 struct Approval {
+    /// Who asked: the credential, not the self-asserted agent name.
+    caller: String,
     operation: String,
     params: Map<String, Value>,
     expires: Timestamp,
@@ -197,11 +199,12 @@ impl Runtime {
         self.backend.get()
     }
 
-    /// Without a key: issues one bound to the operation and its exact params
-    /// and refuses with `approval_required`. With a key: lets the call through
-    /// exactly once if the key was issued for this operation and these params.
+    /// Without a key: issues one bound to the caller, the operation and its
+    /// exact params and refuses with `approval_required`. With a key: lets the
+    /// call through exactly once if the key was issued for this very call.
     fn approve(
         &self,
+        caller: &Caller,
         op: &Operation,
         params: &Map<String, Value>,
         key: Option<&str>,
@@ -219,7 +222,13 @@ impl Runtime {
             let expires = now.checked_add(APPROVAL_LIFETIME).unwrap_or(now);
             approvals.insert(
                 key.clone(),
-                Approval { operation: op.name.clone(), params: params.clone(), expires, used: false },
+                Approval {
+                    caller: approver(caller),
+                    operation: op.name.clone(),
+                    params: params.clone(),
+                    expires,
+                    used: false,
+                },
             );
             return Err(Error::ApprovalRequired { key, operation: op.name.clone(), params: params.clone() });
         };
@@ -230,6 +239,9 @@ impl Runtime {
             Some(a) if a.used => Err(Error::ApprovalInvalid(
                 "this approval key was already used: an approval runs the operation once; call again without it to ask anew".into(),
             )),
+            Some(a) if a.caller != approver(caller) => Err(Error::ApprovalInvalid(
+                "this approval key was issued to another caller; call again without it to ask for your own".into(),
+            )),
             Some(a) if a.operation != op.name || a.params != *params => Err(Error::ApprovalInvalid(format!(
                 "this approval key was issued for \"{}\" with other params; a person confirmed that call, not this one: call again without the key to ask for this one",
                 a.operation
@@ -239,6 +251,15 @@ impl Runtime {
                 Ok(())
             }
         }
+    }
+}
+
+/// The identity an approval is bound to: what the caller proved (as the rate
+/// limiter keys it), so another user cannot spend a key issued to someone else.
+fn approver(caller: &Caller) -> String {
+    match &caller.kind {
+        CallerKind::User { id } => format!("user:{id}"),
+        other => other.as_str().to_owned(),
     }
 }
 
@@ -300,7 +321,7 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
         .ok_or_else(|| Error::UnknownOperation(name.to_owned()))?;
     let params = normalize(op, &invocation.params)?;
     if op.destructive && !invocation.scheduled {
-        app.operations.approve(op, &params, invocation.approval.as_deref(), app.clock.now())?;
+        app.operations.approve(caller, op, &params, invocation.approval.as_deref(), app.clock.now())?;
     }
     let done = |outcome: Outcome| {
         Answer::Done(Invoked {
@@ -328,7 +349,11 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
                 params: params.clone(),
                 key: invocation.key.clone(),
             };
-            done(handler(ctx).await?)
+            // On its own task, so a panicking handler is an internal error, not a dropped connection.
+            let outcome = tokio::spawn(handler(ctx))
+                .await
+                .map_err(|e| Error::Internal(format!("the handler of {} panicked: {e}", op.name)))?;
+            done(outcome?)
         }
         Executor::Job(spec) => {
             Answer::Started(crate::jobs::start(app, caller, op, spec, params.clone(), invocation.key.clone()).await?)
@@ -663,5 +688,37 @@ async fn http(
                 answer: None,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(name: &str) -> Operation {
+        let text = format!(
+            r#"[{{"name": "{name}", "description": "", "destructive": true,
+                 "params": {{"n": {{"type": "number"}}}}, "executor": {{"kind": "native"}}}}]"#
+        );
+        crate::app::operations::parse(&text, None).unwrap().remove(0)
+    }
+
+    #[test]
+    fn an_approval_is_bound_to_caller_operation_and_params_and_runs_once() {
+        let rt = Runtime::new(Registry::new());
+        let now: Timestamp = "2026-07-30T09:00:00Z".parse().unwrap();
+        let ada = Caller { kind: CallerKind::User { id: "ada".into() }, agent: Some("bot".into()) };
+        let bob = Caller { kind: CallerKind::User { id: "bob".into() }, agent: Some("bot".into()) };
+        let params: Map<String, Value> = serde_json::from_str(r#"{"n": 1}"#).unwrap();
+        let Err(Error::ApprovalRequired { key, .. }) = rt.approve(&ada, &op("wipe"), &params, None, now) else {
+            panic!("no key issued");
+        };
+        let refused = |r: Result<(), Error>| matches!(r, Err(Error::ApprovalInvalid(_)));
+        assert!(refused(rt.approve(&bob, &op("wipe"), &params, Some(&key), now)));
+        assert!(refused(rt.approve(&ada, &op("other"), &params, Some(&key), now)));
+        let other: Map<String, Value> = serde_json::from_str(r#"{"n": 2}"#).unwrap();
+        assert!(refused(rt.approve(&ada, &op("wipe"), &other, Some(&key), now)));
+        assert!(rt.approve(&ada, &op("wipe"), &params, Some(&key), now).is_ok());
+        assert!(refused(rt.approve(&ada, &op("wipe"), &params, Some(&key), now)));
     }
 }

@@ -32,7 +32,9 @@ const OPS: &str = r#"[
    "executor": {"kind": "native"}},
   {"name": "count", "description": "Native job.", "params": {"to": {"type": "number", "default": 3}},
    "executor": {"kind": "job", "run": "native"}},
-  {"name": "export_board", "description": "Export.", "params": {}, "executor": {"kind": "job", "run": "export"}}
+  {"name": "export_board", "description": "Export.", "params": {}, "executor": {"kind": "job", "run": "export"}},
+  {"name": "boom", "description": "Panics.", "params": {}, "executor": {"kind": "native"}},
+  {"name": "boom_job", "description": "Panics later.", "params": {}, "executor": {"kind": "job", "run": "native"}}
 ]"#;
 
 /// The test backend (`tests/backend/backend.py`), a real process on loopback.
@@ -75,6 +77,8 @@ fn registry() -> Registry {
             }
             Ok(json!({ "counted": to }))
         })
+        .handler("boom", |_| async { panic!("a handler bug") })
+        .job("boom_job", |_, _| async { panic!("a job bug") })
 }
 
 async fn app_with(backend: Option<&str>) -> TestApp {
@@ -388,6 +392,15 @@ async fn native_handlers_and_native_jobs_run_by_name() {
     assert_eq!(job["state"], "succeeded");
     assert_eq!(job["progress"], json!({"done": 4, "total": 4, "message": "counted 4"}));
     assert_eq!(job["result"], json!({"counted": 4}));
+
+    // A panicking handler is an internal error without detail; a panicking job fails.
+    let (status, body) = t.op("boom", json!({})).await;
+    assert_eq!((status, body["code"].as_str()), (500, Some("internal")));
+    assert!(!body.to_string().contains("bug"), "{body}");
+    let (_, body) = t.op("boom_job", json!({})).await;
+    let job = t.wait_job(body["jobId"].as_str().unwrap()).await;
+    assert_eq!((job["state"].as_str(), job["error"]["code"].as_str()), (Some("failed"), Some("internal")));
+    assert!(!job.to_string().contains("bug"), "{job}");
 }
 
 #[tokio::test]
@@ -400,7 +413,10 @@ async fn a_native_operation_without_a_handler_refuses_to_open() {
     std::fs::write(dir.path().join("operations.json"), OPS).unwrap();
     let def = a2app_core::app::load(dir.path()).unwrap();
     let err = a2app_core::App::open(def, Default::default()).err().unwrap();
-    assert_eq!(err.to_string(), "operations.json declares native operations with no registered handler: greet, count");
+    assert_eq!(
+        err.to_string(),
+        "operations.json declares native operations with no registered handler: greet, count, boom, boom_job"
+    );
 }
 
 #[tokio::test]
