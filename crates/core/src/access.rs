@@ -17,8 +17,11 @@ pub struct Credentials {
     /// The `Host` header, port included.
     pub host: Option<String>,
     pub origin: Option<String>,
-    /// The agent token as presented (`X-LUI-Token`, `X-A2App-Token`, or a Bearer token).
+    /// The agent token as presented (`X-LUI-Token`, `X-A2App-Token`).
     pub token: Option<String>,
+    /// The `Authorization` header, `Bearer ` stripped: the agent token (what MCP
+    /// hosts send) or, in a multi-user app, a user's token.
+    pub authorization: Option<String>,
     /// The self-asserted agent name (`X-LUI-Agent`, `X-A2App-Agent`).
     pub agent: Option<String>,
     /// The port the server listens on, to recognize its own origin.
@@ -31,9 +34,17 @@ pub enum Intent {
     Write,
 }
 
-/// Decides whether the request may proceed, and as whom, within the caller's rate limit.
-pub fn authorize(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Error> {
-    let caller = identify(app, creds, intent)?;
+/// Decides whether the request may proceed, and as whom, within the caller's
+/// rate limit. In a multi-user app a user's token in `Authorization` makes the
+/// caller act as that user (check 2 of the contract), on top of check 1.
+pub async fn authorize(app: &std::sync::Arc<App>, creds: &Credentials, intent: Intent) -> Result<Caller, Error> {
+    let mut caller = identify(app, creds, intent)?;
+    let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
+    if let Some(token) =
+        creds.authorization.as_deref().filter(|t| multi && !constant_time_eq(t.as_bytes(), app.agent_token.as_bytes()))
+    {
+        caller.user = Some(crate::users::authenticate(app, token).await?);
+    }
     app.limiter.take(&caller, intent, app.clock.now()).map_err(Error::RateLimited)?;
     Ok(caller)
 }
@@ -46,7 +57,9 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
         return Err(Error::ForbiddenHost(host_name));
     }
     let agent = creds.agent.clone().filter(|a| !a.trim().is_empty()).map(|a| a.chars().take(100).collect());
-    let token_ok = creds.token.as_deref().is_some_and(|t| constant_time_eq(t.as_bytes(), app.agent_token.as_bytes()));
+    let is_agent_token = |t: &str| constant_time_eq(t.as_bytes(), app.agent_token.as_bytes());
+    let token_ok = creds.token.as_deref().is_some_and(is_agent_token)
+        || (creds.token.is_none() && creds.authorization.as_deref().is_some_and(is_agent_token));
     if let Some(origin) = creds.origin.as_deref().filter(|o| !o.is_empty()) {
         let own =
             is_own_origin(origin, creds.port) || http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin));
@@ -54,20 +67,27 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
             return Err(Error::ForbiddenOrigin(origin.to_owned()));
         }
         let kind = if token_ok { CallerKind::Agent } else { CallerKind::OwnUi };
-        return Ok(Caller { kind, agent });
+        return Ok(Caller { kind, agent, user: None });
     }
     if token_ok {
-        return Ok(Caller { kind: CallerKind::Agent, agent });
+        return Ok(Caller { kind: CallerKind::Agent, agent, user: None });
     }
     if creds.token.is_some() {
         return Err(Error::Unauthorized("the agent token does not match this app's .agent-token".into()));
     }
     match intent {
-        Intent::Read => Ok(Caller { kind: CallerKind::Anonymous, agent }),
+        Intent::Read => Ok(Caller { kind: CallerKind::Anonymous, agent, user: None }),
         Intent::Write => Err(Error::Unauthorized(
             "writes from a program need the agent token in X-LUI-Token (it is in the app's .agent-token file)".into(),
         )),
     }
+}
+
+/// Whether a browser origin may call the app: its own loopback page, or one
+/// listed in `[http] allowed_origins`.
+pub fn origin_allowed(app: &App, origin: &str, port: u16) -> bool {
+    is_own_origin(origin, port)
+        || app.definition.config.http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
 }
 
 fn strip_port(host: &str) -> &str {
@@ -100,15 +120,12 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 pub fn whoami(app: &App, caller: &Caller) -> protocol::identity::WhoAmI {
     let write = !matches!(caller.kind, CallerKind::Anonymous);
     let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
-    let user = match &caller.kind {
-        CallerKind::User { id } => Some(id.clone()),
-        _ => None,
-    };
+    let user = caller.user.as_ref().map(|u| u.id.clone());
     let hint = (!write).then(|| {
         "send the agent token in X-LUI-Token (the app's .agent-token file) to write and run operations".to_owned()
     });
     protocol::identity::WhoAmI {
-        kind: caller.kind.as_str().to_owned(),
+        kind: caller.label().to_owned(),
         agent: caller.agent.clone(),
         user,
         app: app.definition.config.id.clone(),

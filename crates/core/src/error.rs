@@ -27,6 +27,10 @@ pub enum Error {
     DuplicateId(String),
     #[error("the record is still referenced")]
     InUse { entity: String, field: String },
+    #[error("a unique value is taken")]
+    NotUnique(Vec<Violation>),
+    #[error("wrong identity or password")]
+    AuthFailed,
     #[error("values did not land")]
     NotStored(Vec<Violation>),
     #[error("duplicate request")]
@@ -71,6 +75,8 @@ impl From<StoreError> for Error {
             StoreError::NotStored(v) => Error::NotStored(v),
             StoreError::VersionConflict(row) => Error::VersionConflict(row),
             StoreError::DuplicateRequest { id } => Error::DuplicateRequest { id },
+            StoreError::NotUnique(v) => Error::NotUnique(v),
+            StoreError::Denied => Error::Forbidden("the entity's rules do not allow this".into()),
             StoreError::InUse { entity, field } => Error::InUse { entity, field },
             StoreError::Filter(f) => Error::InvalidFilter(f),
             StoreError::MigrationRefused(what) => Error::Internal(what.join("; ")),
@@ -92,6 +98,8 @@ impl Error {
             Error::DuplicateId(_) => ErrorCode::DuplicateId,
             Error::InUse { .. } => ErrorCode::InUse,
             Error::NotStored(_) => ErrorCode::NotStored,
+            Error::NotUnique(_) => ErrorCode::NotUnique,
+            Error::AuthFailed => ErrorCode::AuthFailed,
             Error::VersionConflict(_) => ErrorCode::VersionConflict,
             Error::DuplicateRequest { .. } => ErrorCode::DuplicateRequest,
             Error::Forbidden(_) => ErrorCode::Forbidden,
@@ -142,6 +150,10 @@ impl Error {
                     "the record is still referenced by the required field {entity}.{field}; change or delete those records first"
                 ),
             ),
+            Error::NotUnique(violations) => {
+                ErrorBody::from_violations(code, "a value that must be unique is already taken", violations.clone())
+            }
+            Error::AuthFailed => ErrorBody::new(code, "Failed to authenticate: wrong identity or password."),
             Error::NotStored(violations) => ErrorBody::from_violations(
                 code,
                 "the write did not land as sent; nothing was changed",

@@ -10,12 +10,14 @@
 pub mod access;
 pub mod app;
 pub mod audit;
+pub mod auth;
 pub mod caller;
 pub mod clock;
 pub mod datetime;
 pub mod describe;
 pub mod document;
 pub mod error;
+pub mod files;
 pub mod filter;
 pub mod guard;
 pub mod id;
@@ -26,10 +28,12 @@ pub mod problem;
 pub mod realtime;
 pub mod receipt;
 pub mod records;
+pub mod rules;
 pub mod schedule;
 pub mod schema;
 pub mod store;
 pub mod token;
+pub mod users;
 
 pub use app::{App, AppDefinition, OpenOptions};
 pub use error::Error;

@@ -6,7 +6,7 @@
 //! name is self-asserted and would let anyone mint fresh buckets.
 
 use crate::access::Intent;
-use crate::caller::{Caller, CallerKind};
+use crate::caller::Caller;
 use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -49,9 +49,9 @@ impl Limiter {
         if per_minute == 0 {
             return Ok(());
         }
-        let key = match &caller.kind {
-            CallerKind::User { id } => format!("user:{id}"),
-            other => other.as_str().to_owned(),
+        let key = match &caller.user {
+            Some(user) => format!("user:{}", user.id),
+            None => caller.kind.as_str().to_owned(),
         };
         let capacity = f64::from(per_minute);
         let rate = capacity / 60.0;
@@ -72,6 +72,7 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::caller::CallerKind;
 
     #[test]
     fn a_bucket_empties_then_refills_per_caller() {
@@ -83,7 +84,11 @@ mod tests {
         }
         assert_eq!(limiter.take(&agent, Intent::Write, t0), Err(20));
         // Another credential has its own bucket; reads are unlimited here.
-        let user = Caller { kind: CallerKind::User { id: "u1".into() }, agent: None };
+        let user = Caller {
+            kind: CallerKind::Agent,
+            agent: None,
+            user: Some(crate::caller::User { id: "u1".into(), record: Default::default() }),
+        };
         assert_eq!(limiter.take(&user, Intent::Write, t0), Ok(()));
         assert_eq!(limiter.take(&agent, Intent::Read, t0), Ok(()));
         // Renaming the agent does not help: the bucket belongs to the token.

@@ -20,7 +20,7 @@ use crate::app::operations::{Crud, CrudAction, Executor, Http, JobRun, Operation
 use crate::caller::{Caller, CallerKind};
 use crate::error::Error;
 use crate::records::{self, WriteOptions};
-use crate::store::{ListQuery, QueryContext, RequestInfo, Row};
+use crate::store::{ListQuery, Row};
 use jiff::{SignedDuration, Timestamp};
 use protocol::operation::{Invoked, JobStarted};
 use protocol::page::Page;
@@ -257,9 +257,9 @@ impl Runtime {
 /// The identity an approval is bound to: what the caller proved (as the rate
 /// limiter keys it), so another user cannot spend a key issued to someone else.
 fn approver(caller: &Caller) -> String {
-    match &caller.kind {
-        CallerKind::User { id } => format!("user:{id}"),
-        other => other.as_str().to_owned(),
+    match &caller.user {
+        Some(user) => format!("user:{}", user.id),
+        None => caller.kind.as_str().to_owned(),
     }
 }
 
@@ -387,7 +387,7 @@ async fn audit(
         fields: params.clone(),
         at: crate::datetime::format(app.clock.now()),
         agent: caller.agent.clone(),
-        caller: caller.kind.as_str().to_owned(),
+        caller: caller.label().to_owned(),
     };
     let store = Arc::clone(&app.store);
     let entry = receipt.clone();
@@ -529,7 +529,7 @@ async fn crud(
                 return split_receipt(records::update(app, caller, &c.entity, &record_id()?, &body, &opts).await?);
             }
             let mut receipts = Vec::new();
-            for row in matching(app, c, params, None).await? {
+            for row in matching(app, caller, c, params, None).await? {
                 let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
                 let written = records::update(app, caller, &c.entity, &id, &body, &WriteOptions::default()).await?;
                 receipts.extend(split_receipt(written)?.receipts);
@@ -542,7 +542,7 @@ async fn crud(
                 return Ok(Outcome { result: serde_json::json!({ "deleted": 1 }), receipts: vec![receipt] });
             }
             let mut receipts = Vec::new();
-            for row in matching(app, c, params, None).await? {
+            for row in matching(app, caller, c, params, None).await? {
                 let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
                 receipts.push(records::delete(app, caller, &c.entity, &id, &WriteOptions::default()).await?);
             }
@@ -550,9 +550,16 @@ async fn crud(
         }
         CrudAction::List => {
             let per_page = records::MAX_PER_PAGE;
-            let rows = matching(app, c, params, Some(per_page)).await?;
+            let rows = matching(app, caller, c, params, Some(per_page)).await?;
             let total = rows.len() as i64;
-            let items = rows.into_iter().map(|r| records::present(&c.entity, r)).collect();
+            let items = rows
+                .into_iter()
+                .map(|r| {
+                    let mut record = records::present(&c.entity, r);
+                    crate::rules::redact(app, caller, &c.entity, &mut record);
+                    record
+                })
+                .collect();
             let page = Page { page: 1, per_page, total_items: total, total_pages: i64::from(total > 0), items };
             Ok(Outcome::from(serde_json::to_value(page).map_err(|e| Error::Internal(e.to_string()))?))
         }
@@ -560,13 +567,16 @@ async fn crud(
 }
 
 /// The rows a crud executor's fixed filter selects, its params bound as
-/// values; every row, or the first `limit`.
+/// values, within what the caller's list rule lets them see (multi-user
+/// apps); every row, or the first `limit`.
 async fn matching(
     app: &Arc<App>,
+    caller: &Caller,
     c: &Crud,
     params: &Map<String, Value>,
     limit: Option<u64>,
 ) -> Result<Vec<Row>, Error> {
+    let rule = crate::rules::rule(app, caller, &c.entity, crate::rules::Action::List)?;
     let filter = match &c.filter {
         None => None,
         Some(text) => {
@@ -578,15 +588,10 @@ async fn matching(
         None => Vec::new(),
         Some(s) => crate::filter::parse_sort(s).map_err(Error::InvalidFilter)?,
     };
-    let ctx = QueryContext {
-        now: app.clock.now(),
-        request: RequestInfo {
-            method: "POST".into(),
-            context: "default".into(),
-            query: params.clone(),
-            ..Default::default()
-        },
-    };
+    // The caller's request context (`@request.auth` for the rule), with the
+    // params where the rewritten filter looks for them.
+    let mut ctx = crate::rules::context(app, caller, "POST", None);
+    ctx.request.query = params.clone();
     let app = Arc::clone(app);
     let entity = c.entity.clone();
     records::blocking(move || {
@@ -596,7 +601,7 @@ async fn matching(
             let query = ListQuery {
                 entity: &entity,
                 filter: filter.as_ref(),
-                rule: None,
+                rule: rule.as_ref(),
                 sort: &sort,
                 page,
                 per_page,
@@ -707,8 +712,12 @@ mod tests {
     fn an_approval_is_bound_to_caller_operation_and_params_and_runs_once() {
         let rt = Runtime::new(Registry::new());
         let now: Timestamp = "2026-07-30T09:00:00Z".parse().unwrap();
-        let ada = Caller { kind: CallerKind::User { id: "ada".into() }, agent: Some("bot".into()) };
-        let bob = Caller { kind: CallerKind::User { id: "bob".into() }, agent: Some("bot".into()) };
+        let user = |id: &str| Caller {
+            kind: CallerKind::Agent,
+            agent: Some("bot".into()),
+            user: Some(crate::caller::User { id: id.into(), record: Map::new() }),
+        };
+        let (ada, bob) = (user("ada"), user("bob"));
         let params: Map<String, Value> = serde_json::from_str(r#"{"n": 1}"#).unwrap();
         let Err(Error::ApprovalRequired { key, .. }) = rt.approve(&ada, &op("wipe"), &params, None, now) else {
             panic!("no key issued");

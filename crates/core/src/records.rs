@@ -13,8 +13,8 @@ use crate::caller::{Caller, CallerKind};
 use crate::error::Error;
 use crate::guard::{self, Mode};
 use crate::realtime::{Action, Change};
-use crate::store::{ListQuery, QueryContext, RequestInfo, Row, Write, WriteKind, Written};
-use crate::{datetime, filter, id, schema};
+use crate::store::{ListQuery, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
+use crate::{datetime, files, filter, id, rules, schema};
 use protocol::page::Page;
 use protocol::receipt::Receipt;
 use protocol::schema::Entity;
@@ -52,6 +52,8 @@ pub struct WriteOptions {
     /// `If-Match`: the `updated` value the caller last saw.
     pub if_match: Option<String>,
     pub shape: Shape,
+    /// Files for `binary` fields (multipart uploads).
+    pub files: Vec<files::Upload>,
 }
 
 /// The longest `Idempotency-Key` accepted.
@@ -108,7 +110,9 @@ pub async fn list(
         None | Some("") => Vec::new(),
         Some(text) => filter::parse_sort(text).map_err(|e| Error::InvalidQuery(format!("invalid sort: {e}")))?,
     };
-    let ctx = context(app, request);
+    let rule = rules::rule(app, caller, entity_name, rules::Action::List)?;
+    let mut ctx = context(app, request);
+    ctx.request.auth = caller.user.as_ref().map(|u| u.record.clone());
     let result = {
         let app = Arc::clone(app);
         let name = entity_name.to_owned();
@@ -116,7 +120,7 @@ pub async fn list(
             let query = ListQuery {
                 entity: &name,
                 filter: filter.as_ref(),
-                rule: None,
+                rule: rule.as_ref(),
                 sort: &sort,
                 page,
                 per_page,
@@ -131,7 +135,10 @@ pub async fn list(
         .await?
     };
     let mut items: Vec<Map<String, Value>> = result.rows.into_iter().map(|row| present(entity_name, row)).collect();
-    expand::apply(app, entity_name, &mut items, params.expand.as_deref()).await?;
+    for item in &mut items {
+        rules::redact(app, caller, entity_name, item);
+    }
+    expand::apply(app, caller, entity_name, &mut items, params.expand.as_deref()).await?;
     let picker = fields::Picker::parse(params.fields.as_deref());
     let items = items.into_iter().map(|r| picker.apply(r)).collect();
     let (total_items, total_pages) = match result.total {
@@ -143,14 +150,73 @@ pub async fn list(
 
 pub async fn view(
     app: &Arc<App>,
-    _caller: &Caller,
+    caller: &Caller,
     entity_name: &str,
     id: &str,
     shape: &Shape,
 ) -> Result<Map<String, Value>, Error> {
     entity(app, entity_name)?;
+    let rule = rules::rule(app, caller, entity_name, rules::Action::View)?;
     let row = fetch(app, entity_name, id).await?.ok_or(Error::NotFound)?;
-    finish(app, entity_name, present(entity_name, row), shape).await
+    if let Some(rule) = rule
+        && !visible(app, caller, entity_name, id, rule).await?
+    {
+        // A record the rule hides is, for this caller, not there.
+        return Err(Error::NotFound);
+    }
+    let mut record = present(entity_name, row);
+    rules::redact(app, caller, entity_name, &mut record);
+    finish(app, caller, entity_name, record, shape).await
+}
+
+/// Whether a change to `record` may be shown to `caller` (realtime): rules
+/// apply as for a view. A deleted record can no longer be checked against a
+/// rule, so rule-bound callers are not told of deletes.
+pub async fn may_see(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    record: &Map<String, Value>,
+) -> Result<bool, Error> {
+    match rules::rule(app, caller, entity_name, rules::Action::View) {
+        Ok(None) => Ok(true),
+        Err(Error::Forbidden(_)) => Ok(false),
+        Err(e) => Err(e),
+        Ok(Some(rule)) => match record.get("id").and_then(Value::as_str) {
+            Some(id) if id::is_valid(id) => visible(app, caller, entity_name, id, rule).await,
+            _ => Ok(false),
+        },
+    }
+}
+
+/// Whether the record with `id` satisfies `rule` for this caller.
+async fn visible(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    id: &str,
+    rule: filter::Expr,
+) -> Result<bool, Error> {
+    // The id was validated as [a-z0-9]{15}; the filter is parsed, and its value bound.
+    let by_id = filter::parse(&format!("id = '{id}'")).map_err(|e| Error::Internal(e.to_string()))?;
+    let ctx = rules::context(app, caller, "GET", None);
+    let app2 = Arc::clone(app);
+    let name = entity_name.to_owned();
+    let found = blocking(move || {
+        let query = ListQuery {
+            entity: &name,
+            filter: Some(&by_id),
+            rule: Some(&rule),
+            sort: &[],
+            page: 1,
+            per_page: 1,
+            skip_total: true,
+            ctx: &ctx,
+        };
+        Ok(app2.store.list(&app2.definition.schema, &query)?)
+    })
+    .await?;
+    Ok(!found.rows.is_empty())
 }
 
 pub async fn create(
@@ -161,12 +227,30 @@ pub async fn create(
     opts: &WriteOptions,
 ) -> Result<Map<String, Value>, Error> {
     let ent = entity(app, entity_name)?;
-    let accepted = guarded(app, entity_name, ent, body, Mode::Create, &meta(entity_name, None)).await?;
+    let rule = rules::rule(app, caller, entity_name, rules::Action::Create)?;
+    let (fields_body, secret) = users_secrets(app, caller, entity_name, body, None).await?;
+    let accepted = guarded(app, entity_name, ent, &fields_body, Mode::Create, &meta(entity_name, None)).await;
+    let (planned, file_violations) = files::check(entity_name, ent, &opts.files);
+    let mut extra = secret.violations;
+    extra.extend(file_violations);
+    let mut accepted = merge_violations(accepted, extra)?;
     let id = accepted.id.clone().unwrap_or_else(id::generate);
-    let write = new_write(app, caller, entity_name, WriteKind::Create { id: id.clone() }, accepted.values, opts)?;
-    let written = store_write(app, write).await.map_err(|e| match e {
-        Error::DuplicateId(_) => Error::DuplicateId(id),
-        other => other,
+    for p in &planned {
+        accepted.values.insert(p.field.clone(), Value::String(p.stored.clone()));
+    }
+    let mut write = new_write(app, caller, entity_name, WriteKind::Create { id: id.clone() }, accepted.values, opts)?;
+    write.password_hash = secret.hash;
+    write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "POST", Some(body)) });
+    save_files(app, entity_name, &id, planned.clone()).await?;
+    let written = store_write(app, write).await.map_err(|e| {
+        // The record was not written: its files must not stay behind.
+        for p in &planned {
+            files::remove(app, entity_name, &id, &p.stored);
+        }
+        match e {
+            Error::DuplicateId(_) => Error::DuplicateId(id.clone()),
+            other => other,
+        }
     })?;
     respond(app, caller, Action::Create, entity_name, written, &opts.shape).await
 }
@@ -183,10 +267,36 @@ pub async fn update(
     if !id::is_valid(id) {
         return Err(Error::NotFound);
     }
-    let accepted = guarded(app, entity_name, ent, body, Mode::Update, &meta(entity_name, Some(id))).await?;
+    let rule = rules::rule(app, caller, entity_name, rules::Action::Update)?;
+    let (fields_body, secret) = users_secrets(app, caller, entity_name, body, Some(id)).await?;
+    let accepted = guarded(app, entity_name, ent, &fields_body, Mode::Update, &meta(entity_name, Some(id))).await;
+    let (planned, file_violations) = files::check(entity_name, ent, &opts.files);
+    let mut extra = secret.violations;
+    extra.extend(file_violations);
+    let mut accepted = merge_violations(accepted, extra)?;
+    for p in &planned {
+        accepted.values.insert(p.field.clone(), Value::String(p.stored.clone()));
+    }
+    // Files this write replaces or clears are removed once it committed.
+    let replaced = replaced_files(app, entity_name, ent, id, &accepted.values).await?;
     let kind = WriteKind::Update { id: id.to_owned(), if_match: opts.if_match.clone() };
-    let write = new_write(app, caller, entity_name, kind, accepted.values, opts)?;
-    let written = store_write(app, write).await?;
+    let mut write = new_write(app, caller, entity_name, kind, accepted.values, opts)?;
+    write.password_hash = secret.hash;
+    write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "PATCH", Some(body)) });
+    save_files(app, entity_name, id, planned.clone()).await?;
+    let written = store_write(app, write).await.map_err(|e| {
+        for p in &planned {
+            files::remove(app, entity_name, id, &p.stored);
+        }
+        match e {
+            // An update or delete a rule refuses hides the record.
+            Error::Forbidden(_) => Error::NotFound,
+            other => other,
+        }
+    })?;
+    for name in replaced {
+        files::remove(app, entity_name, id, &name);
+    }
     respond(app, caller, Action::Update, entity_name, written, &opts.shape).await
 }
 
@@ -202,11 +312,191 @@ pub async fn delete(
     if !id::is_valid(id) {
         return Err(Error::NotFound);
     }
-    let write = new_write(app, caller, entity_name, WriteKind::Delete { id: id.to_owned() }, Map::new(), opts)?;
+    let rule = rules::rule(app, caller, entity_name, rules::Action::Delete)?;
+    let mut write = new_write(app, caller, entity_name, WriteKind::Delete { id: id.to_owned() }, Map::new(), opts)?;
+    write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "DELETE", None) });
     let written = store_write(app, write).await?;
+    files::remove_all(app, entity_name, id);
     let record = present(entity_name, written.row);
     after_commit(app, caller, Action::Delete, entity_name, &record, &written.receipt);
     Ok(written.receipt)
+}
+
+/// Writes uploaded files before the record that names them.
+async fn save_files(app: &Arc<App>, entity_name: &str, id: &str, planned: Vec<files::Planned>) -> Result<(), Error> {
+    if planned.is_empty() {
+        return Ok(());
+    }
+    let app2 = Arc::clone(app);
+    let (name, id) = (entity_name.to_owned(), id.to_owned());
+    blocking(move || {
+        files::save(&app2, &name, &id, &planned).map_err(|e| Error::Internal(format!("cannot store a file: {e}")))
+    })
+    .await
+}
+
+/// The stored file names a write replaces (binary fields it sets or clears).
+async fn replaced_files(
+    app: &Arc<App>,
+    entity_name: &str,
+    ent: &Entity,
+    id: &str,
+    values: &Map<String, Value>,
+) -> Result<Vec<String>, Error> {
+    let binary: Vec<&String> = values
+        .keys()
+        .filter(|k| ent.fields.get(*k).is_some_and(|f| matches!(f.kind, protocol::schema::FieldType::Binary { .. })))
+        .collect();
+    if binary.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(current) = fetch(app, entity_name, id).await? else { return Ok(Vec::new()) };
+    Ok(binary
+        .into_iter()
+        .filter_map(|f| {
+            current
+                .get(f)
+                .and_then(Value::as_str)
+                .filter(|old| !old.is_empty() && values.get(f).and_then(Value::as_str) != Some(old))
+        })
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The path of a stored file a record names in one of its binary fields.
+pub async fn file(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    id: &str,
+    name: &str,
+) -> Result<std::path::PathBuf, Error> {
+    let ent = entity(app, entity_name)?;
+    // Reading the record applies the view rule; the file is only as visible as it.
+    let record = view(app, caller, entity_name, id, &Shape::default()).await?;
+    let named = ent.fields.iter().any(|(f, spec)| {
+        matches!(spec.kind, protocol::schema::FieldType::Binary { .. })
+            && record.get(f).and_then(Value::as_str) == Some(name)
+    });
+    if !named || !files::is_plain_name(name) {
+        return Err(Error::NotFound);
+    }
+    Ok(files::dir(app, entity_name, id).join(name))
+}
+
+/// Password keys of a users write, checked and hashed apart from the fields.
+#[derive(Default)]
+struct Secret {
+    hash: Option<String>,
+    violations: Vec<protocol::Violation>,
+}
+
+/// Splits `password`, `passwordConfirm` and `oldPassword` off a write to the
+/// users of a multi-user app; for anything else the body is left as it is.
+async fn users_secrets(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    body: &Value,
+    updating: Option<&str>,
+) -> Result<(Value, Secret), Error> {
+    use protocol::{ErrorCode, Violation};
+    let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
+    let Value::Object(map) = body else { return Ok((body.clone(), Secret::default())) };
+    if !multi || entity_name != crate::auth::ENTITY {
+        return Ok((body.clone(), Secret::default()));
+    }
+    let mut fields = map.clone();
+    let mut take = |k: &str| fields.remove(k);
+    let (password, confirm, old) = (take("password"), take("passwordConfirm"), take("oldPassword"));
+    let mut secret = Secret::default();
+    let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
+    let bad = |code: ErrorCode, field: &str, message: &str, expected: &str| {
+        Violation::new(code, message).field(field).expected(expected)
+    };
+    let Some(new) = text(&password) else {
+        if password.is_some() {
+            secret.violations.push(bad(
+                ErrorCode::InvalidString,
+                "password",
+                "\"password\" must be a string",
+                "a string of 8 to 256 characters",
+            ));
+        } else if updating.is_none() {
+            secret.violations.push(bad(
+                ErrorCode::RequiredField,
+                "password",
+                "\"password\" is required",
+                "a string of 8 to 256 characters",
+            ));
+        }
+        return Ok((Value::Object(fields), secret));
+    };
+    let len = new.chars().count();
+    if !(crate::auth::MIN_PASSWORD..=crate::auth::MAX_PASSWORD).contains(&len) {
+        secret.violations.push(bad(
+            ErrorCode::InvalidString,
+            "password",
+            "\"password\" must be 8 to 256 characters long",
+            "a string of 8 to 256 characters",
+        ));
+    }
+    if text(&confirm).as_deref() != Some(new.as_str()) {
+        secret.violations.push(bad(
+            ErrorCode::InvalidString,
+            "passwordConfirm",
+            "\"passwordConfirm\" must repeat the password",
+            "the same value as password",
+        ));
+    }
+    // Users changing their own password prove they know the old one.
+    if let Some(id) = updating
+        && caller.user.as_ref().is_some_and(|u| u.id == id)
+    {
+        let email = caller
+            .user
+            .as_ref()
+            .and_then(|u| u.record.get("email"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let old = text(&old).unwrap_or_default();
+        let app2 = Arc::clone(app);
+        let ok = blocking(move || {
+            let creds = app2.store.credentials(&app2.definition.schema, &email)?;
+            Ok(creds.is_some_and(|c| crate::auth::password_matches(&c.password_hash, &old)))
+        })
+        .await?;
+        if !ok {
+            secret.violations.push(bad(
+                ErrorCode::InvalidString,
+                "oldPassword",
+                "\"oldPassword\" is missing or wrong",
+                "the current password",
+            ));
+        }
+    }
+    if secret.violations.is_empty() {
+        let hash = blocking(move || crate::auth::hash_password(&new).map_err(Error::Internal)).await?;
+        secret.hash = Some(hash);
+    }
+    Ok((Value::Object(fields), secret))
+}
+
+/// One answer for the guard's violations and the password checks.
+fn merge_violations(
+    accepted: Result<guard::Accepted, Error>,
+    mut extra: Vec<protocol::Violation>,
+) -> Result<guard::Accepted, Error> {
+    match accepted {
+        Ok(a) if extra.is_empty() => Ok(a),
+        Ok(_) => Err(Error::Invalid(extra)),
+        Err(Error::Invalid(mut v)) => {
+            v.append(&mut extra);
+            Err(Error::Invalid(v))
+        }
+        Err(other) => Err(other),
+    }
 }
 
 fn new_write(
@@ -229,8 +519,10 @@ fn new_write(
         now: app.clock.now(),
         key: opts.key.clone(),
         agent: caller.agent.clone(),
-        caller: caller.kind.as_str().to_owned(),
+        caller: caller.label().to_owned(),
         timezone: app.definition.config.timezone.clone(),
+        password_hash: None,
+        rule: None,
     })
 }
 
@@ -260,7 +552,7 @@ async fn respond(
 ) -> Result<Map<String, Value>, Error> {
     let record = present(entity_name, written.row);
     after_commit(app, caller, action, entity_name, &record, &written.receipt);
-    let mut out = finish(app, entity_name, record, shape).await?;
+    let mut out = finish(app, caller, entity_name, record, shape).await?;
     let receipt = serde_json::to_value(&written.receipt).map_err(|e| Error::Internal(e.to_string()))?;
     out.insert("_receipt".into(), receipt);
     Ok(out)
@@ -269,12 +561,15 @@ async fn respond(
 /// Expands and picks fields of one record for a response.
 pub async fn finish(
     app: &Arc<App>,
+    caller: &Caller,
     entity_name: &str,
     record: Map<String, Value>,
     shape: &Shape,
 ) -> Result<Map<String, Value>, Error> {
+    let mut record = record;
+    rules::redact(app, caller, entity_name, &mut record);
     let mut items = vec![record];
-    expand::apply(app, entity_name, &mut items, shape.expand.as_deref()).await?;
+    expand::apply(app, caller, entity_name, &mut items, shape.expand.as_deref()).await?;
     let record = items.pop().unwrap_or_default();
     Ok(fields::Picker::parse(shape.fields.as_deref()).apply(record))
 }

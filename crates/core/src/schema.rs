@@ -76,7 +76,11 @@ fn validate(root: &Node, multi_user: bool, problems: &mut Problems) -> Schema {
         problems.push("$.entities", format!("expected an object of entities, got {}", entities_node.kind()));
         return schema;
     };
-    let names: HashSet<&str> = entity_members.iter().map(|(k, _)| k.as_str()).collect();
+    let mut names: HashSet<&str> = entity_members.iter().map(|(k, _)| k.as_str()).collect();
+    if multi_user {
+        // Multi-user apps always have their users; refs to them are valid.
+        names.insert(crate::auth::ENTITY);
+    }
     for (name, node) in entity_members {
         let path = join("$.entities", name);
         if !is_valid_name(name) {
@@ -92,7 +96,49 @@ fn validate(root: &Node, multi_user: bool, problems: &mut Problems) -> Schema {
             schema.entities.insert(name.clone(), entity);
         }
     }
+    if multi_user {
+        let declared = schema.entities.shift_remove(crate::auth::ENTITY);
+        if let Some(d) = &declared {
+            for reserved in
+                crate::auth::system_fields().keys().map(String::as_str).chain(crate::auth::SECRET_KEYS.iter().copied())
+            {
+                if d.fields.contains_key(reserved) {
+                    problems.push(
+                        join(&join("$.entities.users", "fields"), reserved),
+                        format!("\"{reserved}\" is managed by the users entity of a multi-user app"),
+                    );
+                }
+            }
+        }
+        schema.entities.insert_before(0, crate::auth::ENTITY.to_owned(), crate::auth::entity(declared));
+        check_rules(&schema, problems);
+    }
     schema
+}
+
+/// Every rule must name real fields: compile it against the finished schema.
+fn check_rules(schema: &Schema, problems: &mut Problems) {
+    let ctx = crate::store::QueryContext { now: jiff::Timestamp::UNIX_EPOCH, request: Default::default() };
+    for (name, entity) in &schema.entities {
+        let Some(rules) = &entity.rules else { continue };
+        let all = [
+            ("list", &rules.list),
+            ("view", &rules.view),
+            ("create", &rules.create),
+            ("update", &rules.update),
+            ("delete", &rules.delete),
+        ];
+        for (action, rule) in all {
+            let Some(text) = rule.as_deref().filter(|t| !t.trim().is_empty()) else { continue };
+            let Ok(expr) = crate::filter::parse(text) else { continue };
+            if let Err(e) = crate::store::sqlite::query::compile_filter(schema, name, &expr, &ctx) {
+                problems.push(
+                    join(&join(&join("$.entities", name), "rules"), action),
+                    format!("rule does not fit the schema: {e}"),
+                );
+            }
+        }
+    }
 }
 
 fn entity(

@@ -28,6 +28,16 @@ pub trait Store: Send + Sync + 'static {
     /// Rows of one entity by id, in no particular order; missing ids are skipped.
     fn get_many(&self, schema: &Schema, entity: &str, ids: &[String]) -> Result<Vec<Row>, StoreError>;
 
+    /// Which of `ids` satisfy `rule` (a view rule), in no particular order.
+    fn get_visible(
+        &self,
+        schema: &Schema,
+        entity: &str,
+        ids: &[String],
+        rule: &Expr,
+        ctx: &QueryContext,
+    ) -> Result<Vec<String>, StoreError>;
+
     /// Ids of the rows of `entity` whose `field` (a ref or list of refs) points
     /// at `target`, at most `limit`, in the order the store finds them: the
     /// back-relation side of expand.
@@ -50,6 +60,15 @@ pub trait Store: Send + Sync + 'static {
 
     /// Audit entries stored after `since` (a wire-form time), oldest first.
     fn receipts(&self, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError>;
+
+    /// A named secret of the app (e.g. the token signing secret), created on first use.
+    fn secret(&self, name: &str) -> Result<String, StoreError>;
+
+    /// The id, password hash and token key of the user with this email.
+    fn credentials(&self, schema: &Schema, email: &str) -> Result<Option<Credentials>, StoreError>;
+
+    /// The current token key of a user (rotated with each password change).
+    fn token_key(&self, user_id: &str) -> Result<Option<String>, StoreError>;
 
     /// Applies one write in its own transaction (or savepoint) with its
     /// read-back, and answers only once it is durable.
@@ -128,6 +147,25 @@ pub struct Write {
     pub caller: String,
     /// The app's time zone, for dates in receipt text.
     pub timezone: String,
+    /// A new password hash for a user (multi-user apps); rotates the token key.
+    pub password_hash: Option<String>,
+    /// A rule the record must satisfy (before an update or delete, after a create).
+    pub rule: Option<RuleCheck>,
+}
+
+/// A per-entity rule evaluated inside the write's transaction.
+#[derive(Debug, Clone)]
+pub struct RuleCheck {
+    pub expr: Expr,
+    pub ctx: QueryContext,
+}
+
+/// What a login needs from storage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Credentials {
+    pub user_id: String,
+    pub password_hash: String,
+    pub token_key: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +195,10 @@ pub enum StoreError {
     MissingRefs(Vec<Violation>),
     #[error("values did not land")]
     NotStored(Vec<Violation>),
+    #[error("the entity's rule does not allow this")]
+    Denied,
+    #[error("a unique value is already taken")]
+    NotUnique(Vec<Violation>),
     #[error("this Idempotency-Key was already used")]
     DuplicateRequest { id: String },
     #[error("the record changed since the given version")]

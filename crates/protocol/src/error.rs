@@ -57,6 +57,8 @@ error_codes! {
     DuplicateRequest = ("duplicate_request", 409),
     DuplicateId = ("duplicate_id", 409),
     InUse = ("in_use", 409),
+    NotUnique = ("not_unique", 409),
+    AuthFailed = ("auth_failed", 400),
     VersionConflict = ("version_conflict", 409),
     // Addressing and queries.
     UnknownEntity = ("unknown_entity", 404),

@@ -8,7 +8,6 @@
 //! `MAX_BACKEND_RESPONSE` bytes of the answer.
 
 use a2app_core::app::operations::Route;
-use a2app_core::caller::CallerKind;
 use a2app_core::operations::{Backend, BackendError, BackendRequest, BackendResponse, BoxFuture, MAX_BACKEND_RESPONSE};
 use serde_json::Value;
 use std::time::Duration;
@@ -79,15 +78,15 @@ impl Backend for HttpBackend {
                 .timeout(request.timeout)
                 .header("accept", "application/json")
                 .header("x-a2app-operation", &request.operation)
-                .header("x-a2app-caller", request.caller.kind.as_str());
+                .header("x-a2app-caller", request.caller.label());
             if let Some(agent) = &request.caller.agent {
                 builder = builder.header("x-a2app-agent", agent);
             }
             if let Some(key) = &request.key {
                 builder = builder.header("idempotency-key", key);
             }
-            if let CallerKind::User { id } = &request.caller.kind {
-                builder = builder.header("x-a2app-user", id);
+            if let Some(user) = &request.caller.user {
+                builder = builder.header("x-a2app-user", &user.id);
             }
             if let Some(body) = &request.body {
                 builder = builder.header("content-type", "application/json").body(body.to_string());

@@ -1,5 +1,6 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
+pub mod auth;
 pub mod identity;
 pub mod ops;
 pub mod records;
@@ -14,12 +15,14 @@ use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use serde_json::Value;
 use std::sync::Arc;
 
 /// The largest JSON body accepted.
 pub const MAX_BODY: usize = 1 << 20;
+/// The largest multipart body (files of binary fields) accepted.
+pub const MAX_UPLOAD: usize = 32 << 20;
 
 #[derive(Clone)]
 pub struct State {
@@ -51,11 +54,15 @@ pub fn router(state: State) -> Router {
             get(records::view).patch(records::update).delete(records::delete),
         )
         .route("/api/_ops", get(ops::list))
-        .route("/api/ops/{name}", axum::routing::post(ops::invoke))
+        .route("/api/ops/{name}", post(ops::invoke))
         .route("/api/_jobs/{id}", get(ops::job))
+        .route("/api/collections/{entity}/auth-with-password", post(auth::with_password))
+        .route("/api/collections/{entity}/auth-refresh", post(auth::refresh))
         .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))
         .route("/api/{*rest}", any(api_not_found))
-        .layer(DefaultBodyLimit::max(MAX_BODY));
+        .route("/api/files/{entity}/{id}/{name}", get(records::file))
+        // Multipart bodies carry files; JSON bodies are held to MAX_BODY by `json_body`.
+        .layer(DefaultBodyLimit::max(MAX_UPLOAD));
     let mut router = Router::new().merge(api);
     let ui = state.app.definition.ui_dir();
     if ui.join("index.html").is_file() {
@@ -63,7 +70,43 @@ pub fn router(state: State) -> Router {
     } else {
         router = router.fallback(api_not_found);
     }
-    router.layer(middleware::from_fn(envelope_errors)).with_state(state)
+    router
+        .layer(middleware::from_fn(envelope_errors))
+        .layer(middleware::from_fn_with_state(state.clone(), cors))
+        .with_state(state)
+}
+
+/// CORS for the origins app.toml allows. The app's own page is same-origin and
+/// needs none; any other origin gets no CORS headers, and its preflight is
+/// refused with the envelope, so a browser never lets a foreign page through.
+async fn cors(axum::extract::State(state): axum::extract::State<State>, request: Request, next: Next) -> Response {
+    let origin = request.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let Some(origin) = origin else { return next.run(request).await };
+    let allowed = a2app_core::access::origin_allowed(&state.app, &origin, state.port);
+    let preflight = request.method() == axum::http::Method::OPTIONS
+        && request.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    if preflight && !allowed {
+        return ApiError(Error::ForbiddenOrigin(origin)).into_response();
+    }
+    let mut response = if preflight { StatusCode::NO_CONTENT.into_response() } else { next.run(request).await };
+    if allowed {
+        let h = response.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&origin) {
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+        }
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        if preflight {
+            h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, PATCH, DELETE"));
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static(
+                    "content-type, authorization, idempotency-key, if-match, x-lui-agent, x-a2app-agent",
+                ),
+            );
+            h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+        }
+    }
+    response
 }
 
 /// An error on its way out: the envelope with the code's status.
@@ -125,19 +168,23 @@ async fn envelope_errors(request: Request, next: Next) -> Response {
 /// What the request tells about its caller.
 pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let bearer = text("authorization").and_then(|a| a.strip_prefix("Bearer ").map(str::to_owned));
+    // PocketBase clients send the bare token; MCP hosts send `Bearer <token>`.
+    let authorization = text("authorization")
+        .map(|a| a.strip_prefix("Bearer ").map(str::to_owned).unwrap_or(a))
+        .filter(|a| !a.trim().is_empty());
     Credentials {
         host: text("host"),
         origin: text("origin"),
-        token: text("x-lui-token").or_else(|| text("x-a2app-token")).or(bearer),
+        token: text("x-lui-token").or_else(|| text("x-a2app-token")),
+        authorization,
         agent: text("x-lui-agent").or_else(|| text("x-a2app-agent")),
         port: state.port,
     }
 }
 
 /// Establishes the caller for a read or a write, or refuses.
-pub fn caller(state: &State, headers: &HeaderMap, intent: Intent) -> ApiResult<Caller> {
-    Ok(a2app_core::access::authorize(&state.app, &credentials(state, headers), intent)?)
+pub async fn caller(state: &State, headers: &HeaderMap, intent: Intent) -> ApiResult<Caller> {
+    Ok(a2app_core::access::authorize(&state.app, &credentials(state, headers), intent).await?)
 }
 
 /// Decodes a JSON body without any coercion; bad JSON is `invalid_json`.
@@ -153,6 +200,9 @@ pub fn json_body(headers: &HeaderMap, body: &Bytes) -> ApiResult<Value> {
         )
         .expected("application/json");
         return Err(ApiError(Error::Invalid(vec![v])));
+    }
+    if body.len() > MAX_BODY {
+        return Err(ApiError(Error::PayloadTooLarge(MAX_BODY)));
     }
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));

@@ -9,6 +9,7 @@
 
 use crate::http::{ApiError, ApiResult, State, caller, json_body};
 use a2app_core::access::Intent;
+use a2app_core::caller::Caller;
 use a2app_core::realtime::Change;
 use a2app_core::records::{self, Shape};
 use a2app_core::{App, Error};
@@ -79,6 +80,8 @@ impl Drop for Registration {
 
 struct StreamState {
     app: Arc<App>,
+    /// Who opened the stream: rules and redaction apply as for a read.
+    caller: Caller,
     client: Arc<Client>,
     registration: Registration,
     changes: broadcast::Receiver<Arc<Change>>,
@@ -86,13 +89,14 @@ struct StreamState {
 }
 
 pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    let who = caller(&state, &headers, Intent::Read).await?;
     let id = a2app_core::realtime::client_id();
     let client = Arc::new(Client::default());
     state.realtime.clients().insert(id.clone(), Arc::clone(&client));
     let hello = Event::default().id(id.clone()).event("PB_CONNECT").data(json!({ "clientId": id }).to_string());
     let st = StreamState {
         app: Arc::clone(&state.app),
+        caller: who,
         client,
         registration: Registration { realtime: Arc::clone(&state.realtime), id },
         changes: state.app.realtime.subscribe(),
@@ -125,8 +129,13 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Event, Infallible>> {
                 .read()
                 .map(|s| s.iter().filter(|s| matches(s, &change)).cloned().collect())
                 .unwrap_or_default();
+            if !subs.is_empty()
+                && !records::may_see(&st.app, &st.caller, &change.entity, &change.record).await.unwrap_or(false)
+            {
+                continue;
+            }
             for sub in subs {
-                let record = match shaped(&st.app, &change, &sub.shape).await {
+                let record = match shaped(&st.app, &st.caller, &change, &sub.shape).await {
                     Ok(r) => r,
                     Err(e) => {
                         tracing::warn!(error = %e, "cannot shape a realtime record");
@@ -147,16 +156,18 @@ fn matches(sub: &Subscription, change: &Change) -> bool {
     entity_ok && sub.id.as_deref().is_none_or(|id| change.record.get("id").and_then(Value::as_str) == Some(id))
 }
 
-async fn shaped(app: &Arc<App>, change: &Change, shape: &ShapeSpec) -> Result<serde_json::Map<String, Value>, Error> {
-    if shape.expand.is_none() && shape.fields.is_none() {
-        return Ok(change.record.clone());
-    }
+async fn shaped(
+    app: &Arc<App>,
+    caller: &Caller,
+    change: &Change,
+    shape: &ShapeSpec,
+) -> Result<serde_json::Map<String, Value>, Error> {
     let shape = Shape { expand: shape.expand.clone(), fields: shape.fields.clone() };
-    records::finish(app, &change.entity, change.record.clone(), &shape).await
+    records::finish(app, caller, &change.entity, change.record.clone(), &shape).await
 }
 
 pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     let body = json_body(&headers, &body)?;
     let client_id = body.get("clientId").and_then(Value::as_str).unwrap_or("");
     if client_id.is_empty() {

@@ -30,12 +30,17 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // instead of hanging the run.
 export const HTTP_TIMEOUT_MS = Number(process.env.INTEROP_HTTP_TIMEOUT_MS || 15000);
 
-/** fetch + parse; never throws on HTTP status, returns {status, body, text}. */
-export async function request(method, url, { headers = {}, json, timeoutMs = HTTP_TIMEOUT_MS } = {}) {
+/**
+ * fetch + parse; never throws on HTTP status, returns {status, body, text}.
+ * `raw` sends a string as-is with a JSON content type: the only way to send a body
+ * that JSON.stringify cannot produce (malformed JSON).
+ */
+export async function request(method, url, { headers = {}, json, raw, timeoutMs = HTTP_TIMEOUT_MS } = {}) {
   const init = { method, headers: { ...headers }, signal: AbortSignal.timeout(timeoutMs) };
-  if (json !== undefined) {
+  if (json !== undefined && raw !== undefined) throw new Error('request: pass json or raw, not both');
+  if (json !== undefined || raw !== undefined) {
     init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(json);
+    init.body = raw !== undefined ? raw : JSON.stringify(json);
   }
   const res = await fetch(url, init);
   const text = await res.text();

@@ -78,6 +78,30 @@ fn problems_in_every_file_are_reported_together() {
 }
 
 #[test]
+fn rules_of_multi_user_apps_must_fit_the_schema() {
+    let schema = r#"{"entities":{"notes":{"fields":{"title":{"type":"string"}},"rules":{"list":"titel = 'x'","view":"title ="}}}}"#;
+    let (code, out) =
+        check_dir(&[("app.toml", "id = \"t\"\nname = \"T\"\nauth_mode = \"multi-user\"\n"), ("schema.json", schema)]);
+    assert_eq!(code, 1);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("schema.json: $.entities.notes.rules.view: rule does not parse"), "{out}");
+    assert!(
+        lines[1].starts_with(
+            "schema.json: $.entities.notes.rules.list: rule does not fit the schema: unknown field \"titel\""
+        ),
+        "{out}"
+    );
+    // The same rules in a single-user app are a mistake of their own.
+    let (code, out) = schema_problem(schema);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("schema.json: $.entities.notes.rules: rules apply only to auth_mode = \"multi-user\" apps"),
+        "{out}"
+    );
+}
+
+#[test]
 fn missing_files_are_named() {
     let (code, out) = check_dir(&[]);
     assert_eq!(code, 1);

@@ -60,6 +60,21 @@ async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
     let (status, _) =
         post(&http, &server.url, &token, "lists", &json!({"name": "Keep me", "color": "red"})).await.unwrap();
     assert_eq!(status, 200);
+    let version = |url: String| {
+        let http = http.clone();
+        async move {
+            let id: Value = http.get(format!("{url}/api/_a2app")).send().await.unwrap().json().await.unwrap();
+            id["schemaVersion"].as_str().unwrap().to_owned()
+        }
+    };
+    let first_version = version(server.url.clone()).await;
+    drop(server);
+    // The same schema, reformatted, is the same version.
+    let text = std::fs::read_to_string(dir.path().join("schema.json")).unwrap();
+    let reformatted: Value = serde_json::from_str(&text).unwrap();
+    std::fs::write(dir.path().join("schema.json"), serde_json::to_string(&reformatted).unwrap()).unwrap();
+    let server = Server::start(dir.path(), free_port(), &[]);
+    assert_eq!(version(server.url.clone()).await, first_version);
     drop(server);
 
     let mut schema: Value =
@@ -88,6 +103,7 @@ async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
         http.get(format!("{}/api/collections/lists/records", server.url)).send().await.unwrap().json().await.unwrap();
     assert_eq!(page["items"][0]["color"], "red");
     assert_eq!(page["items"][0]["archived"], false);
+    assert_ne!(version(server.url.clone()).await, first_version, "a changed schema is a new version");
     drop(server);
 
     write_schema(dir.path(), &dropped);
@@ -163,4 +179,94 @@ fn token_prints_and_rotates() {
     assert_eq!(a, b);
     assert_ne!(a, c);
     assert_eq!(a.trim().len(), 44);
+}
+
+#[tokio::test]
+async fn keyed_writes_survive_sigkill_without_duplicates() {
+    let dir = copy_app(&example("kanban"));
+    let mut server = Server::start(dir.path(), free_port(), &[]);
+    let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let keyed = |url: &str, key: &str| {
+        http.post(format!("{url}/api/collections/lists/records"))
+            .header("X-LUI-Token", &token)
+            .header("Idempotency-Key", key)
+            .header("content-type", "application/json")
+            .body(json!({"name": key}).to_string())
+            .send()
+    };
+
+    // Each worker sends distinct keys; every key attempted is remembered, acked or not.
+    let attempted: Arc<Mutex<Vec<String>>> = Arc::default();
+    let acked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for worker in 0..12 {
+        let (http, url, token) = (http.clone(), server.url.clone(), token.clone());
+        let (attempted, acked) = (Arc::clone(&attempted), Arc::clone(&acked));
+        tasks.push(tokio::spawn(async move {
+            for n in 0..10_000 {
+                let key = format!("w{worker}-{n}");
+                attempted.lock().unwrap().push(key.clone());
+                let sent = http
+                    .post(format!("{url}/api/collections/lists/records"))
+                    .header("X-LUI-Token", &token)
+                    .header("Idempotency-Key", &key)
+                    .header("content-type", "application/json")
+                    .body(json!({"name": key}).to_string())
+                    .send()
+                    .await;
+                let Ok(resp) = sent else { return };
+                assert_eq!(resp.status().as_u16(), 200);
+                let Ok(body) = resp.json::<Value>().await else { return };
+                acked.lock().unwrap().push((key, body["id"].as_str().unwrap().to_owned()));
+            }
+        }));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while acked.lock().unwrap().len() < 200 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let (attempted, acked) = (attempted.lock().unwrap().clone(), acked.lock().unwrap().clone());
+    assert!(acked.len() >= 200, "only {} keyed writes were acknowledged", acked.len());
+
+    // After the restart, a retry of every key attempted: an acknowledged key is
+    // refused naming its record; an unknown outcome is settled either way.
+    let server = Server::start(dir.path(), free_port(), &[]);
+    let mut record_of_key = std::collections::HashMap::new();
+    for key in &attempted {
+        let resp = keyed(&server.url, key).await.unwrap();
+        let status = resp.status().as_u16();
+        let body: Value = resp.json().await.unwrap();
+        let id = match status {
+            409 => {
+                assert_eq!(body["code"], "duplicate_request");
+                body["id"].as_str().unwrap().to_owned()
+            }
+            200 => body["id"].as_str().unwrap().to_owned(),
+            other => panic!("retry of {key} answered {other}: {body}"),
+        };
+        record_of_key.insert(key.clone(), id);
+    }
+    for (key, id) in &acked {
+        assert_eq!(record_of_key.get(key), Some(id), "acknowledged {key} lost or rewritten");
+    }
+    let page: Value = http
+        .get(format!("{}/api/collections/lists/records?perPage=1000&fields=name", server.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = page["items"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    let total = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), total, "a key wrote twice");
+    assert_eq!(page["totalItems"].as_u64(), Some(attempted.len() as u64), "one record per key attempted, no more");
 }

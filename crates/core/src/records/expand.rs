@@ -8,7 +8,10 @@
 
 use super::{blocking, present};
 use crate::app::App;
+use crate::caller::Caller;
 use crate::error::Error;
+use crate::rules;
+use crate::store::Row;
 use indexmap::IndexMap;
 use protocol::schema::FieldType;
 use serde_json::{Map, Value};
@@ -36,15 +39,56 @@ fn parse(spec: &str) -> Tree {
 
 type Records = Vec<Map<String, Value>>;
 
-/// Expands `spec` on `records` (all of `entity`).
-pub async fn apply(app: &Arc<App>, entity: &str, records: &mut Records, spec: Option<&str>) -> Result<(), Error> {
+/// Expands `spec` on `records` (all of `entity`). Only records the caller may
+/// view are expanded (the target entity's view rule), as PocketBase does.
+pub async fn apply(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity: &str,
+    records: &mut Records,
+    spec: Option<&str>,
+) -> Result<(), Error> {
     let Some(spec) = spec.filter(|s| !s.trim().is_empty()) else { return Ok(()) };
     let tree = parse(spec);
-    walk(Arc::clone(app), entity.to_owned(), records, &tree).await
+    walk(Arc::clone(app), caller, entity.to_owned(), records, &tree).await
+}
+
+/// Keeps the related rows the caller may view, with hidden emails blanked.
+async fn viewable(app: &Arc<App>, caller: &Caller, entity: &str, rows: Vec<Row>) -> Result<Records, Error> {
+    let rule = match rules::rule(app, caller, entity, rules::Action::View) {
+        Ok(rule) => rule,
+        // A locked entity is not expanded for this caller, not an error.
+        Err(Error::Forbidden(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let rows = match rule {
+        None => rows,
+        Some(rule) => {
+            let ids: Vec<String> = rows.iter().filter_map(|r| r.get("id")?.as_str().map(str::to_owned)).collect();
+            let ctx = rules::context(app, caller, "GET", None);
+            let app2 = Arc::clone(app);
+            let name = entity.to_owned();
+            let allowed =
+                blocking(move || Ok(app2.store.get_visible(&app2.definition.schema, &name, &ids, &rule, &ctx)?))
+                    .await?;
+            rows.into_iter()
+                .filter(|r| r.get("id").and_then(Value::as_str).is_some_and(|id| allowed.iter().any(|a| a == id)))
+                .collect()
+        }
+    };
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let mut record = present(entity, r);
+            rules::redact(app, caller, entity, &mut record);
+            record
+        })
+        .collect())
 }
 
 fn walk<'a>(
     app: Arc<App>,
+    caller: &'a Caller,
     entity: String,
     records: &'a mut Records,
     tree: &'a Tree,
@@ -70,8 +114,8 @@ fn walk<'a>(
                 let app2 = Arc::clone(&app);
                 let t = target.clone();
                 let rows = blocking(move || Ok(app2.store.get_many(&app2.definition.schema, &t, &ids)?)).await?;
-                let mut related: Records = rows.into_iter().map(|r| present(&target, r)).collect();
-                walk(Arc::clone(&app), target.clone(), &mut related, sub).await?;
+                let mut related = viewable(&app, caller, &target, rows).await?;
+                walk(Arc::clone(&app), caller, target.clone(), &mut related, sub).await?;
                 let by_id: IndexMap<String, Map<String, Value>> =
                     related.into_iter().filter_map(|r| Some((r.get("id")?.as_str()?.to_owned(), r))).collect();
                 for r in records.iter_mut() {
@@ -112,8 +156,8 @@ fn walk<'a>(
                     Ok((per_record, rows))
                 })
                 .await?;
-                let mut related: Records = rows.into_iter().map(|r| present(&source, r)).collect();
-                walk(Arc::clone(&app), source.clone(), &mut related, sub).await?;
+                let mut related = viewable(&app, caller, &source, rows).await?;
+                walk(Arc::clone(&app), caller, source.clone(), &mut related, sub).await?;
                 let by_id: IndexMap<String, Map<String, Value>> =
                     related.into_iter().filter_map(|r| Some((r.get("id")?.as_str()?.to_owned(), r))).collect();
                 for (r, found) in records.iter_mut().zip(per_record) {

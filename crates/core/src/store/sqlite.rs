@@ -9,10 +9,12 @@ mod jobs;
 mod migrate;
 pub mod query;
 mod row;
+mod users;
 mod writer;
 
 use crate::store::{
-    AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, Row, Store, StoreError, Write, WriteKind, Written,
+    AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, QueryContext, Row, Store, StoreError, Write, WriteKind,
+    Written,
 };
 use protocol::schema::{Entity, FieldType, Schema};
 use protocol::{ErrorCode, Violation};
@@ -163,6 +165,32 @@ impl Store for SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    fn get_visible(
+        &self,
+        schema: &Schema,
+        entity_name: &str,
+        ids: &[String],
+        rule: &crate::filter::Expr,
+        ctx: &QueryContext,
+    ) -> Result<Vec<String>, StoreError> {
+        entity(schema, entity_name)?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let frag = query::compile_filter(schema, entity_name, rule, ctx)?;
+        let table = quote(entity_name);
+        let sql = format!(
+            "SELECT {table}.\"id\" FROM {table} WHERE {table}.\"id\" IN (SELECT value FROM json_each(?)) AND ({})",
+            frag.sql
+        );
+        let mut params = vec![Sql::Text(Value::from(ids.to_vec()).to_string())];
+        params.extend(frag.params);
+        let conn = self.reader()?;
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params_from_iter(params.iter()), |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     fn referencing(
         &self,
         schema: &Schema,
@@ -223,12 +251,44 @@ impl Store for SqliteStore {
         Ok(out)
     }
 
+    fn secret(&self, name: &str) -> Result<String, StoreError> {
+        let conn = self.reader()?;
+        if let Some(found) = users::secret(&conn, name)? {
+            return Ok(found);
+        }
+        let name = name.to_owned();
+        self.on_writer(move |conn| users::create_secret(conn, &name))
+    }
+
+    fn credentials(&self, schema: &Schema, email: &str) -> Result<Option<crate::store::Credentials>, StoreError> {
+        if !schema
+            .entities
+            .get(crate::auth::ENTITY)
+            .is_some_and(|e| crate::auth::is_auth_entity(crate::auth::ENTITY, e))
+        {
+            return Ok(None);
+        }
+        let conn = self.reader()?;
+        users::credentials(&conn, email)
+    }
+
+    fn token_key(&self, user_id: &str) -> Result<Option<String>, StoreError> {
+        let conn = self.reader()?;
+        users::token_key(&conn, user_id)
+    }
+
     fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError> {
         let schema = schema.clone();
         self.on_writer(move |conn| {
             let claimed = claim_key(conn, &write)?;
             let (row, action) = apply(conn, &schema, &write)?;
             let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+            if let Some(hash) = &write.password_hash {
+                users::set_password(conn, &id, hash)?;
+            }
+            if action == "delete" && write.entity == crate::auth::ENTITY {
+                users::forget(conn, &id)?;
+            }
             if claimed {
                 let now = crate::datetime::format(write.now);
                 conn.prepare_cached(
@@ -362,14 +422,27 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
                 {
                     return Err(StoreError::DuplicateId);
                 }
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+                {
+                    return Err(StoreError::NotUnique(unique_violation(&write.values)));
+                }
                 Err(e) => return Err(e.into()),
             }
             let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
+            // A create rule judges the record as it would be stored.
+            if !satisfies(conn, schema, name, id, write)? {
+                return Err(StoreError::Denied);
+            }
             Ok((row, "create"))
         }
         WriteKind::Update { id, if_match } => {
             let current = read_by_id(conn, name, ent, id)?.ok_or(StoreError::NotFound)?;
+            // A record the rule hides is, for this caller, not there.
+            if !satisfies(conn, schema, name, id, write)? {
+                return Err(StoreError::NotFound);
+            }
             if let Some(version) = if_match
                 && current.get("updated").and_then(Value::as_str) != Some(version.as_str())
             {
@@ -387,13 +460,24 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             params.push(Sql::Text(now.clone()));
             params.push(Sql::Text(id.clone()));
             let sql = format!("UPDATE {table} SET {} WHERE \"id\" = ?", sets.join(", "));
-            conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter()))?;
+            match conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter())) {
+                Ok(_) => {}
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+                {
+                    return Err(StoreError::NotUnique(unique_violation(&write.values)));
+                }
+                Err(e) => return Err(e.into()),
+            }
             let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
             Ok((row, "update"))
         }
         WriteKind::Delete { id } => {
             let current = read_by_id(conn, name, ent, id)?.ok_or(StoreError::NotFound)?;
+            if !satisfies(conn, schema, name, id, write)? {
+                return Err(StoreError::NotFound);
+            }
             unlink(conn, schema, name, id, &now)?;
             conn.prepare_cached(&format!("DELETE FROM {table} WHERE \"id\" = ?1"))?.execute([id])?;
             if read_by_id(conn, name, ent, id)?.is_some() {
@@ -405,6 +489,26 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             Ok((current, "delete"))
         }
     }
+}
+
+/// Whether the record satisfies the write's rule (true when there is none).
+fn satisfies(conn: &Connection, schema: &Schema, name: &str, id: &str, write: &Write) -> Result<bool, StoreError> {
+    let Some(rule) = &write.rule else { return Ok(true) };
+    let frag = query::compile_filter(schema, name, &rule.expr, &rule.ctx)?;
+    let sql = format!("SELECT 1 FROM {} WHERE {}.\"id\" = ? AND ({})", quote(name), quote(name), frag.sql);
+    let mut params = vec![Sql::Text(id.to_owned())];
+    params.extend(frag.params);
+    Ok(conn.prepare_cached(&sql)?.exists(params_from_iter(params.iter()))?)
+}
+
+/// The only unique constraint besides ids is a user's email.
+fn unique_violation(values: &Map<String, Value>) -> Vec<Violation> {
+    vec![
+        Violation::new(ErrorCode::NotUnique, "this email is already used by another user")
+            .field("email")
+            .expected("an email no other user has")
+            .got(values.get("email").cloned().unwrap_or(Value::Null)),
+    ]
 }
 
 fn missing_row() -> Violation {

@@ -10,13 +10,13 @@ use protocol::identity::{AppIdentity, Identity};
 
 /// PocketBase's health answer, so PocketBase tooling sees a live server.
 pub async fn health(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     Ok(json_response(StatusCode::OK, &serde_json::json!({"message": "API is healthy.", "code": 200, "data": {}})))
 }
 
 /// The identity document: public by design, the one reliable probe of what answers on a port.
 pub async fn identity(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     let app = &state.app;
     let now = app.clock.now();
     let offset = jiff::tz::TimeZone::get(&app.definition.config.timezone)
@@ -40,18 +40,18 @@ pub async fn identity(S(state): S<State>, headers: HeaderMap) -> ApiResult<Respo
 
 /// `GET /api/_a2app/describe`: the whole document, generated now.
 pub async fn describe(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     Ok(json_response(StatusCode::OK, &a2app_core::describe::describe(&state.app)))
 }
 
 /// `GET /api/_a2app/describe/{path}`: one part, so an agent reads only what it needs.
 pub async fn describe_part(S(state): S<State>, headers: HeaderMap, Path(path): Path<String>) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     Ok(json_response(StatusCode::OK, &a2app_core::describe::part(&state.app, &path)?))
 }
 
 pub async fn whoami(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    let who = caller(&state, &headers, Intent::Read)?;
+    let who = caller(&state, &headers, Intent::Read).await?;
     Ok(json_response(StatusCode::OK, &a2app_core::access::whoami(&state.app, &who)))
 }
 
@@ -67,7 +67,7 @@ pub async fn receipts(
     headers: HeaderMap,
     q: Result<Query<ReceiptsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     let q = q.map(|Query(q)| q).unwrap_or_default();
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let list = a2app_core::records::receipts(&state.app, q.since.as_deref(), limit).await?;
@@ -80,7 +80,7 @@ pub async fn actions(
     headers: HeaderMap,
     q: Result<Query<ReceiptsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
-    let who = caller(&state, &headers, Intent::Write)?;
+    let who = caller(&state, &headers, Intent::Write).await?;
     if who.kind != a2app_core::caller::CallerKind::Agent {
         return Err(
             a2app_core::Error::Unauthorized("the agent log is read with the agent token (X-LUI-Token)".into()).into()

@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 pub async fn list(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     Ok(json_response(StatusCode::OK, &operations::list(&state.app)))
 }
 
@@ -20,7 +20,7 @@ pub async fn invoke(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write)?;
+    let caller = caller(&state, &headers, Intent::Write).await?;
     let params = json_body(&headers, &body)?;
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let invocation =
@@ -32,7 +32,7 @@ pub async fn invoke(
 }
 
 pub async fn job(S(state): S<State>, Path(id): Path<String>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read)?;
+    caller(&state, &headers, Intent::Read).await?;
     let job = a2app_core::jobs::get(&state.app, &id).await?;
     Ok(json_response(StatusCode::OK, &job))
 }

@@ -5,9 +5,11 @@
 
 mod access;
 mod contract;
+mod files;
 mod guard;
 mod ops;
 mod records;
+mod users;
 
 use a2app_core::clock::FixedClock;
 use a2app_core::{App, OpenOptions};
@@ -47,6 +49,21 @@ impl TestApp {
         registry: a2app_core::operations::Registry,
     ) -> TestApp {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
+        TestApp::serve(&root, edit, operations, registry).await
+    }
+
+    /// Serves a copy of a fixture app under `tests/fixtures/`.
+    pub async fn fixture(name: &str) -> TestApp {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+        TestApp::serve(&root, |t| t.to_owned(), None, a2app_core::operations::Registry::default()).await
+    }
+
+    async fn serve(
+        root: &Path,
+        edit: impl Fn(&str) -> String,
+        operations: Option<&str>,
+        registry: a2app_core::operations::Registry,
+    ) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         for file in ["app.toml", "schema.json", "operations.json"] {
             if root.join(file).exists() {
@@ -115,4 +132,14 @@ pub fn violations(body: &Value) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Sends a request as the agent (token) acting as a user (their token), or as
+/// the owner when `user` is None.
+pub async fn as_user(t: &TestApp, user: Option<&str>, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut req = t.http.request(method.parse().unwrap(), format!("{}{path}", t.url)).header("X-LUI-Token", &t.token);
+    if let Some(token) = user {
+        req = req.header("Authorization", token);
+    }
+    t.send(req, body).await
 }

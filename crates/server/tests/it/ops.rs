@@ -508,3 +508,65 @@ mod schedule {
         assert!(runs[0].text.starts_with("Ran scheduled operation heartbeat"), "{}", runs[0].text);
     }
 }
+
+mod multi_user {
+    use crate::{TestApp, as_user};
+    use serde_json::{Value, json};
+
+    const OPS: &str = r#"[
+      {"name": "notes", "description": "Notes I may see.", "params": {},
+       "executor": {"kind": "crud", "entity": "notes", "action": "list", "sort": "title"}},
+      {"name": "clear_private", "description": "Delete private notes.", "params": {},
+       "executor": {"kind": "crud", "entity": "notes", "action": "delete", "filter": "public = false"}},
+      {"name": "rename", "description": "Rename a note.",
+       "params": {"note": {"type": "string", "required": true}, "title": {"type": "string", "required": true}},
+       "executor": {"kind": "crud", "entity": "notes", "action": "update", "id": "{:note}", "set": {"title": "{:title}"}}}
+    ]"#;
+
+    async fn user(t: &TestApp, email: &str) -> (String, String) {
+        let body = json!({"email": email, "password": "pass words", "passwordConfirm": "pass words"});
+        let (_, created) = as_user(t, None, "POST", "/api/collections/users/records", Some(body)).await;
+        let login = json!({"identity": email, "password": "pass words"});
+        let (_, auth) = t.call("POST", "/api/collections/users/auth-with-password", Some(login)).await;
+        (created["id"].as_str().unwrap().to_owned(), auth["token"].as_str().unwrap().to_owned())
+    }
+
+    async fn note(t: &TestApp, token: &str, owner: &str, title: &str, public: bool) -> String {
+        let body = json!({"title": title, "owner": owner, "public": public});
+        let (status, n) = as_user(t, Some(token), "POST", "/api/collections/notes/records", Some(body)).await;
+        assert_eq!(status, 200, "{n}");
+        n["id"].as_str().unwrap().to_owned()
+    }
+
+    fn titles(body: &Value) -> Vec<&str> {
+        body["result"]["items"].as_array().unwrap().iter().map(|n| n["title"].as_str().unwrap()).collect()
+    }
+
+    #[tokio::test]
+    async fn operations_run_as_the_calling_user_under_their_rules() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
+        let t = TestApp::serve(&root, |t| t.to_owned(), Some(OPS), Default::default()).await;
+        let (ann, ann_token) = user(&t, "ann@example.com").await;
+        let (bob, bob_token) = user(&t, "bob@example.com").await;
+        let a = note(&t, &ann_token, &ann, "a: ann's", false).await;
+        let b = note(&t, &bob_token, &bob, "b: bob's", false).await;
+        note(&t, &bob_token, &bob, "c: bob's public", true).await;
+
+        let (status, body) = as_user(&t, Some(&ann_token), "POST", "/api/ops/notes", Some(json!({}))).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(titles(&body), ["a: ann's", "c: bob's public"]);
+
+        // A filter-wide delete reaches only what ann may see: her own private note.
+        let (status, body) = as_user(&t, Some(&ann_token), "POST", "/api/ops/clear_private", Some(json!({}))).await;
+        assert_eq!((status, &body["result"]), (200, &json!({"deleted": 1})), "{body}");
+        assert_eq!(body["receipts"][0]["id"], a);
+        assert_eq!(body["receipts"][0]["caller"], "user");
+
+        // Bob's note is not ann's to rename.
+        let params = json!({"note": b, "title": "mine now"});
+        let (status, body) = as_user(&t, Some(&ann_token), "POST", "/api/ops/rename", Some(params)).await;
+        assert!(status == 404 || status == 403, "{status} {body}");
+        let (_, body) = as_user(&t, Some(&bob_token), "POST", "/api/ops/notes", Some(json!({}))).await;
+        assert_eq!(titles(&body), ["b: bob's", "c: bob's public"]);
+    }
+}

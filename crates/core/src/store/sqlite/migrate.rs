@@ -25,6 +25,8 @@ const INTERNAL_TABLES: &str = "
         seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, entity TEXT NOT NULL, record_id TEXT NOT NULL,
         action TEXT NOT NULL, agent TEXT, caller TEXT NOT NULL, receipt TEXT NOT NULL);
     CREATE INDEX IF NOT EXISTS _a2app_audit_at ON _a2app_audit (at);
+    CREATE TABLE IF NOT EXISTS _a2app_auth (
+        user_id TEXT PRIMARY KEY NOT NULL, password_hash TEXT NOT NULL, token_key TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS _a2app_jobs (
         id TEXT PRIMARY KEY NOT NULL, operation TEXT NOT NULL, state TEXT NOT NULL, job TEXT NOT NULL,
         created TEXT NOT NULL, updated TEXT NOT NULL);
@@ -178,6 +180,17 @@ impl Plan<'_> {
         let existing: BTreeSet<String> = managed_indexes(self.tx, table)?.into_iter().collect();
         // `created` is always indexed: the newest-first listing sorts on it.
         let mut wanted = vec![vec!["created".to_owned()]];
+        if crate::auth::is_auth_entity(table, entity) {
+            // Logins look users up by email, and two users cannot share one.
+            // Its prefix keeps it out of the managed set synced below.
+            let index = format!("a2app_uidx_{table}__email");
+            let sql = format!(
+                "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} (\"email\" COLLATE NOCASE) WHERE \"email\" != ''",
+                quote(&index),
+                quote(table)
+            );
+            self.tx.execute_batch(&sql)?;
+        }
         wanted.extend(entity.indexes.iter().cloned());
         let wanted: Vec<(String, Vec<String>)> =
             wanted.into_iter().map(|cols| (format!("{INDEX_PREFIX}{table}__{}", cols.join("__")), cols)).collect();

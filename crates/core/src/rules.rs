@@ -1,0 +1,91 @@
+//! Per-entity rules of multi-user apps, in PocketBase's grammar.
+//!
+//! `null` (absent) means only the app's owner (the agent token acting as
+//! nobody, like a PocketBase superuser); `""` means anyone; any other text is
+//! a filter the record must satisfy, with `@request.auth.*` bound to the
+//! signed-in user and `@request.body.*` to the write's body. Single-user apps
+//! have no rules: the Origin and token checks are the whole story there.
+
+use crate::app::{App, AuthMode};
+use crate::caller::Caller;
+use crate::error::Error;
+use crate::filter::{self, Expr};
+use crate::store::{QueryContext, RequestInfo};
+use protocol::schema::Rules;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    List,
+    View,
+    Create,
+    Update,
+    Delete,
+}
+
+/// PocketBase's defaults for its `users` collection: people see and change
+/// only themselves; anyone may sign up.
+fn users_default() -> Rules {
+    let own = Some("id = @request.auth.id".to_owned());
+    Rules { list: own.clone(), view: own.clone(), create: Some(String::new()), update: own.clone(), delete: own }
+}
+
+/// The rule that applies: `Ok(None)` = allowed outright, `Ok(Some(expr))` =
+/// allowed where the record satisfies `expr`, `Err` = refused.
+pub fn rule(app: &App, caller: &Caller, entity: &str, action: Action) -> Result<Option<Expr>, Error> {
+    if app.definition.config.auth_mode != AuthMode::MultiUser || caller.is_owner() {
+        return Ok(None);
+    }
+    let declared = app.definition.schema.entities.get(entity).and_then(|e| e.rules.clone());
+    let rules =
+        declared.unwrap_or_else(|| if entity == crate::auth::ENTITY { users_default() } else { Rules::default() });
+    let text = match action {
+        Action::List => rules.list,
+        Action::View => rules.view,
+        Action::Create => rules.create,
+        Action::Update => rules.update,
+        Action::Delete => rules.delete,
+    };
+    match text.as_deref().map(str::trim) {
+        None => Err(Error::Forbidden(format!(
+            "only the app's owner may {} {entity}: its rule is locked",
+            match action {
+                Action::List | Action::View => "read",
+                Action::Create => "create in",
+                Action::Update => "update",
+                Action::Delete => "delete from",
+            }
+        ))),
+        Some("") => Ok(None),
+        // Rules were parsed by `agent-app check`; a failure here is a bug, not input.
+        Some(text) => filter::parse(text).map(Some).map_err(|e| Error::Internal(format!("rule of {entity}: {e}"))),
+    }
+}
+
+/// The `@request` a rule (or a list filter) sees.
+pub fn request(caller: &Caller, method: &str, body: Option<&Value>) -> RequestInfo {
+    RequestInfo {
+        auth: caller.user.as_ref().map(|u| u.record.clone()),
+        method: method.to_owned(),
+        body: body.and_then(Value::as_object).cloned(),
+        context: "default".to_owned(),
+        ..RequestInfo::default()
+    }
+}
+
+pub fn context(app: &App, caller: &Caller, method: &str, body: Option<&Value>) -> QueryContext {
+    QueryContext { now: app.clock.now(), request: request(caller, method, body) }
+}
+
+/// Hides a user's email from everyone but that user and the owner, unless
+/// the user made it visible (PocketBase's `emailVisibility`).
+pub fn redact(app: &App, caller: &Caller, entity: &str, record: &mut Map<String, Value>) {
+    if entity != crate::auth::ENTITY || app.definition.config.auth_mode != AuthMode::MultiUser || caller.is_owner() {
+        return;
+    }
+    let own = caller.user.as_ref().is_some_and(|u| record.get("id").and_then(Value::as_str) == Some(u.id.as_str()));
+    let visible = record.get("emailVisibility").and_then(Value::as_bool) == Some(true);
+    if !own && !visible {
+        record.insert("email".into(), Value::String(String::new()));
+    }
+}

@@ -1,0 +1,75 @@
+//! Signing users of multi-user apps in and out of requests: login, token
+//! checks and refresh. Storage of hashes is `store`'s; token format is `auth`'s.
+
+use crate::app::App;
+use crate::auth;
+use crate::caller::{Caller, User};
+use crate::error::Error;
+use crate::records::{blocking, present};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// The secret every user token is signed with (besides the user's own key).
+async fn signing_secret(app: &Arc<App>) -> Result<String, Error> {
+    let app2 = Arc::clone(app);
+    blocking(move || Ok(app2.store.secret("auth")?)).await
+}
+
+async fn user_record(app: &Arc<App>, id: &str) -> Result<Option<Map<String, Value>>, Error> {
+    let app2 = Arc::clone(app);
+    let id = id.to_owned();
+    let rows = blocking(move || Ok(app2.store.get_many(&app2.definition.schema, auth::ENTITY, &[id])?)).await?;
+    Ok(rows.into_iter().next().map(|r| present(auth::ENTITY, r)))
+}
+
+/// The user a token belongs to; any flaw (signature, expiry, revoked key) is `unauthorized`.
+pub async fn authenticate(app: &Arc<App>, token: &str) -> Result<User, Error> {
+    let invalid = || Error::Unauthorized("the user token is invalid or expired; sign in again".into());
+    let claims = auth::peek(token).ok_or_else(invalid)?;
+    let app2 = Arc::clone(app);
+    let id = claims.id.clone();
+    let key = blocking(move || Ok(app2.store.token_key(&id)?)).await?.ok_or_else(invalid)?;
+    let secret = signing_secret(app).await?;
+    auth::verify(&secret, &key, token, app.clock.now()).ok_or_else(invalid)?;
+    let record = user_record(app, &claims.id).await?.ok_or_else(invalid)?;
+    Ok(User { id: claims.id, record })
+}
+
+/// `auth-with-password`: a token and the user's record, or `auth_failed`.
+pub async fn login(app: &Arc<App>, identity: &str, password: &str) -> Result<(String, Map<String, Value>), Error> {
+    if app.definition.config.auth_mode != crate::app::AuthMode::MultiUser {
+        return Err(Error::Missing("this app has no users: it is single-user".into()));
+    }
+    let app2 = Arc::clone(app);
+    let (email, password) = (identity.trim().to_owned(), password.to_owned());
+    let found = blocking(move || {
+        let creds = app2.store.credentials(&app2.definition.schema, &email)?;
+        // Hash even when nobody has this email, so timing does not tell.
+        let hash = creds.as_ref().map(|c| c.password_hash.clone()).unwrap_or_else(|| DECOY_HASH.to_owned());
+        let ok = auth::password_matches(&hash, &password);
+        Ok(creds.filter(|_| ok))
+    })
+    .await?;
+    let creds = found.ok_or(Error::AuthFailed)?;
+    let secret = signing_secret(app).await?;
+    let token = auth::issue(&secret, &creds.token_key, &creds.user_id, app.clock.now());
+    let record = user_record(app, &creds.user_id).await?.ok_or(Error::AuthFailed)?;
+    Ok((token, record))
+}
+
+/// `auth-refresh`: a fresh token for the signed-in caller.
+pub async fn refresh(app: &Arc<App>, caller: &Caller) -> Result<(String, Map<String, Value>), Error> {
+    let user = caller
+        .user
+        .as_ref()
+        .ok_or_else(|| Error::Unauthorized("auth-refresh needs a user's token in Authorization".into()))?;
+    let app2 = Arc::clone(app);
+    let id = user.id.clone();
+    let key = blocking(move || Ok(app2.store.token_key(&id)?)).await?.ok_or(Error::AuthFailed)?;
+    let secret = signing_secret(app).await?;
+    Ok((auth::issue(&secret, &key, &user.id, app.clock.now()), user.record.clone()))
+}
+
+/// A valid Argon2id hash of a random password, checked when the email is unknown.
+const DECOY_HASH: &str =
+    "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$3ZcNPHvlRn6Bl6ZbW2eImv1c7sMsN4TzNbXqDq2Egtk";

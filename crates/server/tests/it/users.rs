@@ -1,0 +1,191 @@
+//! Multi-user apps: sign-in with PocketBase-compatible tokens, per-entity
+//! rules, hidden passwords and emails.
+
+use crate::{TestApp, as_user, violations};
+use serde_json::{Value, json};
+
+/// Signs a user up (as the owner) and in; returns (id, token).
+async fn user(t: &TestApp, email: &str, password: &str) -> (String, String) {
+    let body = json!({"email": email, "password": password, "passwordConfirm": password, "name": email});
+    let (status, created) = as_user(t, None, "POST", "/api/collections/users/records", Some(body)).await;
+    assert_eq!(status, 200, "{created}");
+    let (status, auth) = t
+        .call(
+            "POST",
+            "/api/collections/users/auth-with-password",
+            Some(json!({"identity": email, "password": password})),
+        )
+        .await;
+    assert_eq!(status, 200, "{auth}");
+    assert_eq!(auth["record"]["id"], created["id"]);
+    (created["id"].as_str().unwrap().to_owned(), auth["token"].as_str().unwrap().to_owned())
+}
+
+#[tokio::test]
+async fn passwords_are_hashed_never_returned_and_checked() {
+    let t = TestApp::fixture("notes").await;
+    let (status, created) = as_user(
+        &t,
+        None,
+        "POST",
+        "/api/collections/users/records",
+        Some(json!({"email": "ann@example.com", "password": "correct horse", "passwordConfirm": "correct horse"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let text = created.to_string();
+    assert!(!text.contains("correct horse") && !text.contains("password") && !text.contains("argon2"), "{text}");
+    assert_eq!(created["email"], "ann@example.com");
+    assert_eq!(created["verified"], false);
+    let log = std::fs::read_to_string(t.app.definition.logs_dir().join("agent-actions.jsonl")).unwrap();
+    assert!(!log.contains("correct horse") && !log.contains("argon2"), "{log}");
+
+    let (status, bad) = t
+        .call(
+            "POST",
+            "/api/collections/users/auth-with-password",
+            Some(json!({"identity": "ann@example.com", "password": "wrong one"})),
+        )
+        .await;
+    assert_eq!((status, bad["code"].as_str()), (400, Some("auth_failed")));
+    let (status, bad) = t
+        .call(
+            "POST",
+            "/api/collections/users/auth-with-password",
+            Some(json!({"identity": "nobody@example.com", "password": "x"})),
+        )
+        .await;
+    assert_eq!((status, bad["code"].as_str()), (400, Some("auth_failed")));
+
+    let (status, bad) = as_user(
+        &t,
+        None,
+        "POST",
+        "/api/collections/users/records",
+        Some(json!({"email": "ANN@example.com", "password": "short", "passwordConfirm": "other"})),
+    )
+    .await;
+    assert_eq!(status, 400, "{bad}");
+    assert_eq!(
+        violations(&bad),
+        [
+            ("invalid_string".to_owned(), "password".to_owned()),
+            ("invalid_string".to_owned(), "passwordConfirm".to_owned())
+        ]
+    );
+    let (status, dup) = as_user(
+        &t,
+        None,
+        "POST",
+        "/api/collections/users/records",
+        Some(json!({"email": "ANN@example.com", "password": "another one", "passwordConfirm": "another one"})),
+    )
+    .await;
+    assert_eq!((status, dup["code"].as_str(), dup["field"].as_str()), (409, Some("not_unique"), Some("email")));
+}
+
+#[tokio::test]
+async fn tokens_identify_the_user_and_a_password_change_revokes_them() {
+    let t = TestApp::fixture("notes").await;
+    let (id, token) = user(&t, "ann@example.com", "correct horse").await;
+    let (_, me) = as_user(&t, Some(&token), "GET", "/api/_a2app/whoami", None).await;
+    assert_eq!((me["kind"].as_str(), me["user"].as_str()), (Some("user"), Some(id.as_str())));
+    // PocketBase's SDK sends the bare token; `Bearer` works too.
+    let (_, me) = as_user(&t, Some(&format!("Bearer {token}")), "GET", "/api/_a2app/whoami", None).await;
+    assert_eq!(me["user"], id.as_str());
+
+    let (status, refreshed) = as_user(&t, Some(&token), "POST", "/api/collections/users/auth-refresh", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(refreshed["record"]["id"], id.as_str());
+
+    let path = format!("/api/collections/users/records/{id}");
+    let change = json!({"password": "battery staple", "passwordConfirm": "battery staple"});
+    let (status, got) = as_user(&t, Some(&token), "PATCH", &path, Some(change.clone())).await;
+    assert_eq!(status, 400, "the old password is needed: {got}");
+    assert_eq!(violations(&got), [("invalid_string".to_owned(), "oldPassword".to_owned())]);
+    let mut with_old = change.clone();
+    with_old["oldPassword"] = json!("correct horse");
+    let (status, _) = as_user(&t, Some(&token), "PATCH", &path, Some(with_old)).await;
+    assert_eq!(status, 200);
+    let (status, body) = as_user(&t, Some(&token), "GET", "/api/_a2app/whoami", None).await;
+    assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
+    let (status, _) = t
+        .call(
+            "POST",
+            "/api/collections/users/auth-with-password",
+            Some(json!({"identity": "ann@example.com", "password": "battery staple"})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, body) = as_user(&t, Some("garbage.token.here"), "GET", "/api/collections/notes/records", None).await;
+    assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
+}
+
+#[tokio::test]
+async fn rules_decide_what_each_user_sees_and_changes() {
+    let t = TestApp::fixture("notes").await;
+    let (ann, ann_token) = user(&t, "ann@example.com", "correct horse").await;
+    let (bob, bob_token) = user(&t, "bob@example.com", "correct horse").await;
+    let note = |title: &str, owner: &str, public: bool| json!({"title": title, "owner": owner, "public": public});
+
+    let (status, private) =
+        as_user(&t, Some(&ann_token), "POST", "/api/collections/notes/records", Some(note("ann private", &ann, false)))
+            .await;
+    assert_eq!(status, 200, "{private}");
+    let (status, _) =
+        as_user(&t, Some(&ann_token), "POST", "/api/collections/notes/records", Some(note("ann public", &ann, true)))
+            .await;
+    assert_eq!(status, 200);
+    // Ann cannot create a note in Bob's name: the create rule refuses it, and nothing is stored.
+    let (status, body) =
+        as_user(&t, Some(&ann_token), "POST", "/api/collections/notes/records", Some(note("forged", &bob, false)))
+            .await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("forbidden")));
+
+    let titles = |page: &Value| -> Vec<String> {
+        let mut t: Vec<String> =
+            page["items"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap().to_owned()).collect();
+        t.sort();
+        t
+    };
+    let (_, page) = as_user(&t, Some(&bob_token), "GET", "/api/collections/notes/records", None).await;
+    assert_eq!(titles(&page), ["ann public"]);
+    let (_, page) = as_user(&t, Some(&ann_token), "GET", "/api/collections/notes/records", None).await;
+    assert_eq!(titles(&page), ["ann private", "ann public"]);
+    let (_, page) = as_user(&t, None, "GET", "/api/collections/notes/records", None).await;
+    assert_eq!(titles(&page), ["ann private", "ann public"], "the owner sees everything");
+
+    let path = format!("/api/collections/notes/records/{}", private["id"].as_str().unwrap());
+    let (status, _) = as_user(&t, Some(&bob_token), "GET", &path, None).await;
+    assert_eq!(status, 404, "a hidden record is not there");
+    let (status, _) = as_user(&t, Some(&bob_token), "PATCH", &path, Some(json!({"title": "bob was here"}))).await;
+    assert_eq!(status, 404);
+    let (status, _) = as_user(&t, Some(&bob_token), "DELETE", &path, None).await;
+    assert_eq!(status, 404);
+    // Ann may edit her note but not give it away (`@request.body.owner:changed = false`).
+    let (status, _) = as_user(&t, Some(&ann_token), "PATCH", &path, Some(json!({"owner": bob}))).await;
+    assert_eq!(status, 404);
+    let (status, edited) = as_user(&t, Some(&ann_token), "PATCH", &path, Some(json!({"title": "renamed"}))).await;
+    assert_eq!((status, edited["title"].as_str()), (200, Some("renamed")));
+    assert_eq!(edited["_receipt"]["caller"], "user");
+
+    // An entity without rules is locked to the owner.
+    let (status, body) = as_user(&t, Some(&ann_token), "GET", "/api/collections/audit_notes/records", None).await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("forbidden")));
+    let (status, _) =
+        as_user(&t, None, "POST", "/api/collections/audit_notes/records", Some(json!({"text": "x"}))).await;
+    assert_eq!(status, 200);
+    let (status, _) = t.send(t.http.get(format!("{}/api/collections/audit_notes/records", t.url)), None).await;
+    assert_eq!(status, 403, "anonymous readers meet the same lock");
+
+    // Users see themselves only, and another user's email stays hidden.
+    let (_, page) = as_user(&t, Some(&bob_token), "GET", "/api/collections/users/records", None).await;
+    let ids: Vec<&str> = page["items"].as_array().unwrap().iter().map(|u| u["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [bob.as_str()]);
+    // Expand shows only what the caller may view: Bob may not view Ann's user record.
+    let (_, seen) = as_user(&t, Some(&bob_token), "GET", "/api/collections/notes/records?expand=owner", None).await;
+    assert_eq!(seen["items"][0]["expand"], json!({}), "{seen}");
+    let (_, own) =
+        as_user(&t, Some(&ann_token), "GET", "/api/collections/notes/records?expand=owner&sort=title", None).await;
+    assert_eq!(own["items"][0]["expand"]["owner"]["email"], "ann@example.com");
+}
