@@ -17,11 +17,14 @@ pub const ROUTES_PATH: &str = "/_routes";
 
 pub struct HttpBackend {
     base: String,
-    http: reqwest::Client,
+    /// `Err` when the client could not be built; every call then says so.
+    http: Result<reqwest::Client, String>,
 }
 
 impl HttpBackend {
-    /// `base` is `[backend] url` from app.toml.
+    /// `base` is `[backend] url` from app.toml. In a process whose reqwest
+    /// has no built-in TLS provider (this workspace's, see ARCHITECTURE.md),
+    /// a provider must be installed first, as `agent-app` does at start.
     pub fn new(base: &str) -> HttpBackend {
         // No redirects: the backend is the app's own process, and following
         // one could send the caller's identity somewhere else.
@@ -29,8 +32,15 @@ impl HttpBackend {
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(5))
             .build()
-            .unwrap_or_default();
+            .map_err(|e| {
+                tracing::error!(error = %e, "cannot build the backend's HTTP client");
+                e.to_string()
+            });
         HttpBackend { base: base.trim_end_matches('/').to_owned(), http }
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, BackendError> {
+        self.http.as_ref().map_err(|e| BackendError::Unreachable(format!("no HTTP client: {e}")))
     }
 
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<BackendResponse, BackendError> {
@@ -73,7 +83,7 @@ impl Backend for HttpBackend {
             let method = reqwest::Method::from_bytes(request.method.as_bytes())
                 .map_err(|e| BackendError::Unreachable(format!("method: {e}")))?;
             let mut builder = self
-                .http
+                .client()?
                 .request(method, url)
                 .timeout(request.timeout)
                 .header("accept", "application/json")
@@ -97,7 +107,7 @@ impl Backend for HttpBackend {
 
     fn routes(&self) -> BoxFuture<'_, Result<Option<Vec<Route>>, BackendError>> {
         Box::pin(async move {
-            let request = self.http.get(format!("{}{ROUTES_PATH}", self.base)).timeout(Duration::from_secs(5));
+            let request = self.client()?.get(format!("{}{ROUTES_PATH}", self.base)).timeout(Duration::from_secs(5));
             let answer = self.send(request).await?;
             if answer.status == 404 {
                 return Ok(None);

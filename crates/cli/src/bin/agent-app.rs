@@ -46,6 +46,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // reqwest is built without a TLS provider (see docs/ARCHITECTURE.md): any
+    // client this process makes (operation backends included) needs ring's.
+    a2app_client::install_tls_provider();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { dir } => return check(&dir),
@@ -149,6 +152,7 @@ fn serve(dir: &Path, http: &str, allow_destructive: bool) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(http).await.with_context(|| format!("cannot listen on {http}"))?;
         let addr = listener.local_addr()?;
         let app = Arc::new(app);
+        register(&app.definition, addr);
         eprintln!(
             "{} ({}) serving on http://{addr}\n  records API: http://{addr}/api/collections/{{entity}}/records\n  agent token: {}",
             app.definition.config.name,
@@ -157,6 +161,30 @@ fn serve(dir: &Path, http: &str, allow_destructive: bool) -> Result<()> {
         );
         a2app_server::run(app, listener, shutdown_signal()).await.context("the server stopped")
     })
+}
+
+/// Announces the app in the per-user registry, so `a2app ID` finds it on
+/// whatever port it got. A registry that cannot be written costs only that.
+fn register(def: &app::AppDefinition, addr: std::net::SocketAddr) {
+    let Some(config) = a2app_cli::config_dir() else { return };
+    // A wildcard bind is reached on loopback; the registry must name a host to dial.
+    let host = if addr.ip().is_unspecified() {
+        if addr.is_ipv4() { "127.0.0.1".to_owned() } else { "[::1]".to_owned() }
+    } else if addr.is_ipv6() {
+        format!("[{}]", addr.ip())
+    } else {
+        addr.ip().to_string()
+    };
+    let token_path = def.token_path();
+    let entry = a2app_client::registry::LocalApp {
+        id: def.config.id.clone(),
+        name: def.config.name.clone(),
+        url: format!("http://{host}:{}", addr.port()),
+        token_path: Some(std::fs::canonicalize(&token_path).unwrap_or(token_path)),
+    };
+    if let Err(e) = a2app_client::registry::register(&config, entry) {
+        tracing::warn!(error = %e, "cannot register the app for a2app");
+    }
 }
 
 async fn shutdown_signal() {

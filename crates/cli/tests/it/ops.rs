@@ -146,6 +146,7 @@ async fn get(http: &reqwest::Client, url: &str) -> Value {
 
 #[tokio::test]
 async fn a_job_running_when_the_server_is_killed_is_interrupted_with_its_last_progress() {
+    a2app_client::install_tls_provider();
     let dir = copy_app(&example("kanban"));
     let slow = json!([{"name": "slow_export", "description": "An export with a pause after each entity.",
         "params": {}, "executor": {"kind": "job", "run": "export", "pace": "10s"}}]);

@@ -56,6 +56,7 @@ async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
     let port = free_port();
     let server = Server::start(dir.path(), port, &[]);
     let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    a2app_client::install_tls_provider();
     let http = reqwest::Client::new();
     let (status, _) =
         post(&http, &server.url, &token, "lists", &json!({"name": "Keep me", "color": "red"})).await.unwrap();
@@ -116,6 +117,7 @@ async fn every_acknowledged_create_survives_sigkill() {
     let port = free_port();
     let mut server = Server::start(dir.path(), port, &[]);
     let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    a2app_client::install_tls_provider();
     let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
     let (status, list) = post(&http, &server.url, &token, "lists", &json!({"name": "Burst"})).await.unwrap();
     assert_eq!(status, 200);

@@ -64,6 +64,9 @@ impl TestApp {
         operations: Option<&str>,
         registry: a2app_core::operations::Registry,
     ) -> TestApp {
+        // reqwest has no built-in TLS provider in this workspace (see docs/ARCHITECTURE.md);
+        // installed before the server starts, since it builds the backend's client.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = tempfile::tempdir().expect("temp dir");
         for file in ["app.toml", "schema.json", "operations.json"] {
             if root.join(file).exists() {
