@@ -195,3 +195,62 @@ async fn a_job_running_when_the_server_is_killed_is_interrupted_with_its_last_pr
     let exports = dir.path().join("data/exports");
     assert!(!exports.exists() || std::fs::read_dir(exports).unwrap().next().is_none());
 }
+
+/// The `a2app` client against the real server: the wire contract both sides were built to.
+#[test]
+fn the_a2app_client_runs_the_kanban_operations() {
+    a2app_client::install_tls_provider();
+    let home = tempfile::tempdir().unwrap();
+    let env = |cmd: &mut std::process::Command| {
+        cmd.env_remove("A2APP_CONFIG_DIR")
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("A2APP_POLL_MS", "20");
+    };
+    let dir = copy_app(&example("kanban"));
+    let mut serve = crate::bin();
+    env(&mut serve);
+    let server = Server::start_with(serve, dir.path(), free_port(), &[]);
+    let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    let a2app = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2app"));
+        env(&mut cmd);
+        let out = cmd.env("A2APP_TOKEN", &token).arg(&server.url).args(args).output().unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let http = reqwest::Client::new();
+    let create = |entity: &str, body: Value| {
+        let req = http
+            .post(format!("{}/api/collections/{entity}/records", server.url))
+            .header("X-LUI-Token", &token)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        let record: Value = runtime.block_on(async { req.send().await.unwrap().json().await.unwrap() });
+        record["id"].as_str().unwrap().to_owned()
+    };
+    let (todo, done) = (create("lists", json!({"name": "To Do"})), create("lists", json!({"name": "Done"})));
+    let card = create("cards", json!({"title": "Ship it", "list": todo, "done": true}));
+
+    let (code, out) = a2app(&["--json", "ops"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("move_card") && out.contains("export_board"), "{out}");
+
+    let (code, out) = a2app(&["--json", "run", "move_card", &format!("card={card}"), &format!("list={done}")]);
+    assert_eq!(code, 0, "{out}");
+    let moved: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(moved["result"]["list"], done, "{out}");
+
+    // Destructive: refused without --yes (nothing deleted), run once with it.
+    let (code, _) = a2app(&["run", "clear_done"]);
+    assert_eq!(code, 2);
+    let (code, out) = a2app(&["--json", "run", "clear_done", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["result"], json!({"deleted": 1}), "{out}");
+
+    let (code, out) = a2app(&["--json", "run", "export_board"]);
+    assert_eq!(code, 0, "{out}");
+    let job: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(job["job"]["state"], "succeeded", "{out}");
+    assert_eq!(job["job"]["result"]["records"], json!({"lists": 2, "members": 0, "cards": 0}), "{out}");
+}
