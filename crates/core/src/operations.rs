@@ -331,36 +331,44 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
             receipts: outcome.receipts,
         })
     };
-    let answer = match &op.run {
-        Executor::Crud(c) => done(crud(app, caller, c, &params, invocation.key).await?),
-        Executor::Http(h) => done(http(app, caller, op, h, &params, invocation.key).await?),
-        Executor::Native => {
-            let handler = app
-                .operations
-                .registry
-                .handlers
-                .get(&op.name)
-                .cloned()
-                .ok_or_else(|| Error::Internal(format!("no handler registered for {}", op.name)))?;
-            let ctx = Context {
-                app: Arc::clone(app),
-                caller: caller.clone(),
-                operation: op.name.clone(),
-                params: params.clone(),
-                key: invocation.key.clone(),
-            };
-            // On its own task, so a panicking handler is an internal error, not a dropped connection.
-            let outcome = tokio::spawn(handler(ctx))
-                .await
-                .map_err(|e| Error::Internal(format!("the handler of {} panicked: {e}", op.name)))?;
-            done(outcome?)
-        }
-        Executor::Job(spec) => {
-            Answer::Started(crate::jobs::start(app, caller, op, spec, params.clone(), invocation.key.clone()).await?)
-        }
-    };
-    audit(app, caller, op, &params, &answer, invocation.scheduled).await;
-    Ok(answer)
+    let scheduled = invocation.scheduled;
+    let result = async {
+        Ok(match &op.run {
+            Executor::Crud(c) => done(crud(app, caller, c, &params, invocation.key).await?),
+            Executor::Http(h) => done(http(app, caller, op, h, &params, invocation.key).await?),
+            Executor::Native => {
+                let handler = app
+                    .operations
+                    .registry
+                    .handlers
+                    .get(&op.name)
+                    .cloned()
+                    .ok_or_else(|| Error::Internal(format!("no handler registered for {}", op.name)))?;
+                let ctx = Context {
+                    app: Arc::clone(app),
+                    caller: caller.clone(),
+                    operation: op.name.clone(),
+                    params: params.clone(),
+                    key: invocation.key.clone(),
+                };
+                // On its own task, so a panicking handler is an internal error, not a dropped connection.
+                let outcome = tokio::spawn(handler(ctx))
+                    .await
+                    .map_err(|e| Error::Internal(format!("the handler of {} panicked: {e}", op.name)))?;
+                done(outcome?)
+            }
+            Executor::Job(spec) => Answer::Started(
+                crate::jobs::start(app, caller, op, spec, params.clone(), invocation.key.clone()).await?,
+            ),
+        })
+    }
+    .await;
+    // A refused call is the caller's to see; a scheduled run that fails has
+    // no caller watching, so the audit log is where it shows.
+    if result.is_ok() || scheduled {
+        audit(app, caller, op, &params, result.as_ref(), scheduled).await;
+    }
+    result
 }
 
 /// One audit entry per run, attributed like a write; a failure to record it
@@ -370,14 +378,15 @@ async fn audit(
     caller: &Caller,
     op: &Operation,
     params: &Map<String, Value>,
-    answer: &Answer,
+    result: Result<&Answer, &Error>,
     scheduled: bool,
 ) {
     let how = if scheduled { "Ran scheduled operation" } else { "Ran operation" };
-    let text = match answer {
-        Answer::Done(d) if d.receipts.is_empty() => format!("{how} {}", op.name),
-        Answer::Done(d) => format!("{how} {} ({} records written)", op.name, d.receipts.len()),
-        Answer::Started(s) => format!("{how} {}: started job {}", op.name, s.job_id),
+    let text = match result {
+        Ok(Answer::Done(d)) if d.receipts.is_empty() => format!("{how} {}", op.name),
+        Ok(Answer::Done(d)) => format!("{how} {} ({} records written)", op.name, d.receipts.len()),
+        Ok(Answer::Started(s)) => format!("{how} {}: started job {}", op.name, s.job_id),
+        Err(e) => format!("{how} {}: failed with {}", op.name, e.code()),
     };
     let receipt = Receipt {
         text,

@@ -134,6 +134,17 @@ fn http_routes_are_checked_against_the_backend_when_it_is_reachable() {
     ];
     assert_eq!(out.lines().collect::<Vec<_>>(), want, "{out}");
 
+    // Reported together with the problems of other files.
+    let broken = tempfile::tempdir().unwrap();
+    std::fs::write(broken.path().join("schema.json"), r#"{"entities": {"a": {"fields": {"x": {"type": "nope"}}}}}"#)
+        .unwrap();
+    std::fs::write(broken.path().join("app.toml"), &toml).unwrap();
+    std::fs::write(broken.path().join("operations.json"), format!("[{}]", some.join(","))).unwrap();
+    let out = run(&["check", broken.path().to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.starts_with("schema.json: $.entities.a.fields.x.type"), "{out}");
+    assert!(out.contains("$[5].executor.path") && out.contains("serves GET /big"), "{out}");
+
     // A backend that is not running is noted, not a failure.
     drop(backend);
     let (code, _) = check(&toml, &format!("[{}]", all.join(",")));

@@ -462,6 +462,27 @@ mod schedule {
     }
 
     #[tokio::test]
+    async fn a_failed_scheduled_run_is_in_the_audit_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
+        for f in ["app.toml", "schema.json"] {
+            std::fs::copy(root.join(f), dir.path().join(f)).unwrap();
+        }
+        // A card without its required title and list: the guard refuses it every time.
+        let ops = r#"[{"name": "broken", "description": "", "schedule": "hourly", "params": {},
+                       "executor": {"kind": "crud", "entity": "cards", "action": "create"}}]"#;
+        std::fs::write(dir.path().join("operations.json"), ops).unwrap();
+        let clock = Arc::new(FixedClock::new(at("2026-07-30T06:30:00Z")));
+        let app = open(dir.path(), &clock);
+        assert!(a2app_core::schedule::tick(&app).await.is_empty());
+        clock.set(at("2026-07-30T07:00:00Z"));
+        assert_eq!(a2app_core::schedule::tick(&app).await, ["broken"]);
+        let audit = a2app_core::records::receipts(&app, None, 100).await.unwrap();
+        assert_eq!(audit.len(), 1);
+        assert_eq!(audit[0].text, "Ran scheduled operation broken: failed with required_field");
+    }
+
+    #[tokio::test]
     async fn scheduled_runs_follow_the_clock_and_a_missed_slot_runs_once() {
         let dir = tempfile::tempdir().unwrap();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
