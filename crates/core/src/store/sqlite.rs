@@ -415,20 +415,7 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             params.push(Sql::Text(now.clone()));
             let marks = vec!["?"; cols.len()].join(", ");
             let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", cols.join(", "));
-            match conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter())) {
-                Ok(_) => {}
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
-                {
-                    return Err(StoreError::DuplicateId);
-                }
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-                {
-                    return Err(StoreError::NotUnique(unique_violation(&write.values)));
-                }
-                Err(e) => return Err(e.into()),
-            }
+            execute_row_write(conn, &sql, &params, &write.values)?;
             let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
             // A create rule judges the record as it would be stored.
@@ -460,15 +447,7 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             params.push(Sql::Text(now.clone()));
             params.push(Sql::Text(id.clone()));
             let sql = format!("UPDATE {table} SET {} WHERE \"id\" = ?", sets.join(", "));
-            match conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter())) {
-                Ok(_) => {}
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-                {
-                    return Err(StoreError::NotUnique(unique_violation(&write.values)));
-                }
-                Err(e) => return Err(e.into()),
-            }
+            execute_row_write(conn, &sql, &params, &write.values)?;
             let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
             Ok((row, "update"))
@@ -488,6 +467,25 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             }
             Ok((current, "delete"))
         }
+    }
+}
+
+/// Runs an INSERT or UPDATE of one row, naming the constraint it broke.
+fn execute_row_write(
+    conn: &Connection,
+    sql: &str,
+    params: &[Sql],
+    values: &Map<String, Value>,
+) -> Result<(), StoreError> {
+    match conn.prepare_cached(sql)?.execute(params_from_iter(params.iter())) {
+        Ok(_) => Ok(()),
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+            Err(StoreError::DuplicateId)
+        }
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE => {
+            Err(StoreError::NotUnique(unique_violation(values)))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

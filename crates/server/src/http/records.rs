@@ -95,10 +95,7 @@ pub async fn create(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write).await?;
-    let (body, files) = write_body(&headers, request).await?;
-    let mut opts = write_options(&headers, query(q).into());
-    opts.files = files;
+    let (caller, body, opts) = write_input(&state, &headers, query(q).into(), request).await?;
     let record = records::create(&state.app, &caller, &entity, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -110,10 +107,7 @@ pub async fn update(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write).await?;
-    let (body, files) = write_body(&headers, request).await?;
-    let mut opts = write_options(&headers, query(q).into());
-    opts.files = files;
+    let (caller, body, opts) = write_input(&state, &headers, query(q).into(), request).await?;
     let record = records::update(&state.app, &caller, &entity, &id, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -126,6 +120,20 @@ pub async fn delete(
     let caller = caller(&state, &headers, Intent::Write).await?;
     records::delete(&state.app, &caller, &entity, &id, &write_options(&headers, Shape::default())).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// What every write handler needs: the caller, the decoded body, the options.
+async fn write_input(
+    state: &State,
+    headers: &HeaderMap,
+    shape: Shape,
+    request: Request,
+) -> ApiResult<(a2app_core::caller::Caller, Value, WriteOptions)> {
+    let caller = caller(state, headers, Intent::Write).await?;
+    let (body, files) = write_body(headers, request).await?;
+    let mut opts = write_options(headers, shape);
+    opts.files = files;
+    Ok((caller, body, opts))
 }
 
 /// A write's body: JSON, or multipart with files for binary fields. In a
