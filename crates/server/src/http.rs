@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod dashboard;
 pub mod identity;
+pub mod ops;
 pub mod records;
 
 use crate::realtime::Realtime;
@@ -53,6 +54,9 @@ pub fn router(state: State) -> Router {
             "/api/collections/{entity}/records/{id}",
             get(records::view).patch(records::update).delete(records::delete),
         )
+        .route("/api/_ops", get(ops::list))
+        .route("/api/ops/{name}", post(ops::invoke))
+        .route("/api/_jobs/{id}", get(ops::job))
         .route("/api/collections/{entity}/auth-with-password", post(auth::with_password))
         .route("/api/collections/{entity}/auth-refresh", post(auth::refresh))
         .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))

@@ -66,7 +66,26 @@ fn main() -> ExitCode {
 }
 
 fn check(dir: &Path) -> ExitCode {
-    match app::load(dir) {
+    let loaded = match app::load(dir) {
+        Ok(def) => match backend_routes(&def.config, &def.operations) {
+            routes if routes.is_empty() => Ok(def),
+            problems => Err(problems),
+        },
+        Err(mut problems) => {
+            // Every problem at once: the routes too, when app.toml and
+            // operations.json are sound on their own.
+            let config =
+                std::fs::read_to_string(dir.join(app::config::FILE)).ok().and_then(|t| app::config::parse(&t).ok());
+            let ops = std::fs::read_to_string(dir.join(app::operations::FILE))
+                .ok()
+                .and_then(|t| app::operations::parse(&t, None).ok());
+            if let (Some(config), Some(ops)) = (config, ops) {
+                problems.extend(backend_routes(&config, &ops));
+            }
+            Err(problems)
+        }
+    };
+    match loaded {
         Ok(def) => {
             let fields: usize = def.schema.entities.values().map(|e| e.fields.len()).sum();
             println!(
@@ -89,6 +108,40 @@ fn check(dir: &Path) -> ExitCode {
                 dir.display()
             );
             ExitCode::from(1)
+        }
+    }
+}
+
+/// The `http` operations against the routes the backend advertises, when it
+/// is reachable; an unreachable or silent backend is noted, not a failure
+/// (the gate must pass on a machine where the backend is not running).
+fn backend_routes(
+    config: &app::AppConfig,
+    operations: &[app::operations::Operation],
+) -> Vec<a2app_core::problem::Problem> {
+    use a2app_core::operations::Backend;
+    let Some(config) = &config.backend else { return Vec::new() };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("note: cannot check the backend's routes: {e}");
+            return Vec::new();
+        }
+    };
+    let backend = a2app_server::backend::HttpBackend::new(&config.url);
+    match runtime.block_on(backend.routes()) {
+        Ok(Some(routes)) => app::operations::check_routes(operations, &routes, &config.url),
+        Ok(None) => {
+            eprintln!(
+                "note: the backend at {} does not advertise its routes at {}; http routes were not checked",
+                config.url,
+                a2app_server::backend::ROUTES_PATH
+            );
+            Vec::new()
+        }
+        Err(e) => {
+            eprintln!("note: the backend at {} is not reachable ({e}); http routes were not checked", config.url);
+            Vec::new()
         }
     }
 }

@@ -4,6 +4,7 @@
 
 mod check;
 mod client;
+mod ops;
 mod serve;
 
 use std::path::{Path, PathBuf};

@@ -5,6 +5,7 @@
 //! returns only after the WAL is on disk, and no write is acknowledged before
 //! its COMMIT returned (see `writer`).
 
+mod jobs;
 mod migrate;
 pub mod query;
 mod row;
@@ -298,6 +299,39 @@ impl Store for SqliteStore {
             let receipt = audit(conn, &schema, &write, &row, action)?;
             Ok(Written { row, receipt })
         })
+    }
+
+    fn create_job(&self, job: &protocol::operation::Job, key: Option<&str>) -> Result<(), StoreError> {
+        let (job, key) = (job.clone(), key.map(str::to_owned));
+        self.on_writer(move |conn| jobs::create(conn, &job, key.as_deref()))
+    }
+
+    fn put_job(&self, job: &protocol::operation::Job) -> Result<(), StoreError> {
+        let job = job.clone();
+        self.on_writer(move |conn| jobs::put(conn, &job))
+    }
+
+    fn job(&self, id: &str) -> Result<Option<protocol::operation::Job>, StoreError> {
+        jobs::get(&*self.reader()?, id)
+    }
+
+    fn interrupt_jobs(&self, now: &str) -> Result<u64, StoreError> {
+        let now = now.to_owned();
+        self.on_writer(move |conn| jobs::interrupt(conn, &now))
+    }
+
+    fn last_run(&self, operation: &str) -> Result<Option<String>, StoreError> {
+        jobs::last_run(&*self.reader()?, operation)
+    }
+
+    fn set_last_run(&self, operation: &str, at: &str) -> Result<(), StoreError> {
+        let (operation, at) = (operation.to_owned(), at.to_owned());
+        self.on_writer(move |conn| jobs::set_last_run(conn, &operation, &at))
+    }
+
+    fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError> {
+        let receipt = receipt.clone();
+        self.on_writer(move |conn| jobs::audit(conn, &receipt))
     }
 }
 

@@ -27,6 +27,12 @@ const INTERNAL_TABLES: &str = "
     CREATE INDEX IF NOT EXISTS _a2app_audit_at ON _a2app_audit (at);
     CREATE TABLE IF NOT EXISTS _a2app_auth (
         user_id TEXT PRIMARY KEY NOT NULL, password_hash TEXT NOT NULL, token_key TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS _a2app_jobs (
+        id TEXT PRIMARY KEY NOT NULL, operation TEXT NOT NULL, state TEXT NOT NULL, job TEXT NOT NULL,
+        created TEXT NOT NULL, updated TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS _a2app_jobs_state ON _a2app_jobs (state);
+    CREATE TABLE IF NOT EXISTS _a2app_schedule (
+        operation TEXT PRIMARY KEY NOT NULL, last_run TEXT NOT NULL);
 ";
 
 /// Runs inside the writer's savepoint: a refusal rolls every step back.
