@@ -22,10 +22,12 @@ pub struct HttpBackend {
 }
 
 impl HttpBackend {
-    /// `base` is `[backend] url` from app.toml. In a process whose reqwest
-    /// has no built-in TLS provider (this workspace's, see ARCHITECTURE.md),
-    /// a provider must be installed first, as `agent-app` does at start.
+    /// `base` is `[backend] url` from app.toml.
     pub fn new(base: &str) -> HttpBackend {
+        // This workspace's reqwest has no built-in TLS provider (see
+        // ARCHITECTURE.md) and panics building any client until one is
+        // installed; installing ring's is idempotent.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         // No redirects: the backend is the app's own process, and following
         // one could send the caller's identity somewhere else.
         let http = reqwest::Client::builder()

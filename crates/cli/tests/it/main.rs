@@ -82,3 +82,10 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// A client builder for tests. This workspace's reqwest has no built-in TLS
+/// provider (see ARCHITECTURE.md): every process installs one first.
+pub fn http() -> reqwest::ClientBuilder {
+    a2app_client::install_tls_provider();
+    reqwest::Client::builder()
+}

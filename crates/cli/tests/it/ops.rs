@@ -157,7 +157,6 @@ async fn get(http: &reqwest::Client, url: &str) -> Value {
 
 #[tokio::test]
 async fn a_job_running_when_the_server_is_killed_is_interrupted_with_its_last_progress() {
-    a2app_client::install_tls_provider();
     let dir = copy_app(&example("kanban"));
     let slow = json!([{"name": "slow_export", "description": "An export with a pause after each entity.",
         "params": {}, "executor": {"kind": "job", "run": "export", "pace": "10s"}}]);
@@ -165,7 +164,7 @@ async fn a_job_running_when_the_server_is_killed_is_interrupted_with_its_last_pr
     let port = free_port();
     let mut server = Server::start(dir.path(), port, &[]);
     let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let http = crate::http().timeout(Duration::from_secs(5)).build().unwrap();
     let resp = http
         .post(format!("{}/api/ops/slow_export", server.url))
         .header("X-LUI-Token", &token)
@@ -194,7 +193,7 @@ async fn a_job_running_when_the_server_is_killed_is_interrupted_with_its_last_pr
 
     let _server = Server::start(dir.path(), port, &[]);
     // A fresh client: the old one's pooled connection died with the server.
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let http = crate::http().timeout(Duration::from_secs(5)).build().unwrap();
     let after = get(&http, &status_url).await;
     assert_eq!(after["state"], "interrupted", "{after}");
     assert_eq!(after["progress"], before["progress"]);
@@ -210,7 +209,6 @@ async fn a_job_running_when_the_server_is_killed_is_interrupted_with_its_last_pr
 /// The `a2app` client against the real server: the wire contract both sides were built to.
 #[test]
 fn the_a2app_client_runs_the_kanban_operations() {
-    a2app_client::install_tls_provider();
     let home = tempfile::tempdir().unwrap();
     let env = |cmd: &mut std::process::Command| {
         cmd.env_remove("A2APP_CONFIG_DIR")
@@ -230,7 +228,7 @@ fn the_a2app_client_runs_the_kanban_operations() {
         (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let http = reqwest::Client::new();
+    let http = crate::http().build().unwrap();
     let create = |entity: &str, body: Value| {
         let req = http
             .post(format!("{}/api/collections/{entity}/records", server.url))

@@ -56,8 +56,7 @@ async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
     let port = free_port();
     let server = Server::start(dir.path(), port, &[]);
     let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
-    a2app_client::install_tls_provider();
-    let http = reqwest::Client::new();
+    let http = crate::http().build().unwrap();
     let (status, _) =
         post(&http, &server.url, &token, "lists", &json!({"name": "Keep me", "color": "red"})).await.unwrap();
     assert_eq!(status, 200);
@@ -117,8 +116,7 @@ async fn every_acknowledged_create_survives_sigkill() {
     let port = free_port();
     let mut server = Server::start(dir.path(), port, &[]);
     let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
-    a2app_client::install_tls_provider();
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let http = crate::http().timeout(Duration::from_secs(5)).build().unwrap();
     let (status, list) = post(&http, &server.url, &token, "lists", &json!({"name": "Burst"})).await.unwrap();
     assert_eq!(status, 200);
     let list_id = list["id"].as_str().unwrap().to_owned();
@@ -188,7 +186,7 @@ async fn keyed_writes_survive_sigkill_without_duplicates() {
     let dir = copy_app(&example("kanban"));
     let mut server = Server::start(dir.path(), free_port(), &[]);
     let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let http = crate::http().timeout(Duration::from_secs(5)).build().unwrap();
     let keyed = |url: &str, key: &str| {
         http.post(format!("{url}/api/collections/lists/records"))
             .header("X-LUI-Token", &token)

@@ -6,6 +6,7 @@ use crate::TestApp;
 #[tokio::test]
 async fn the_dashboard_is_served_and_bare_underscore_redirects_to_it() {
     let t = TestApp::kanban().await;
+    let _ = crate::http();
     let no_follow = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let resp = no_follow.get(format!("{}/_", t.url)).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 303);

@@ -65,9 +65,6 @@ impl TestApp {
         operations: Option<&str>,
         registry: a2app_core::operations::Registry,
     ) -> TestApp {
-        // reqwest has no built-in TLS provider in this workspace (see docs/ARCHITECTURE.md);
-        // installed before the server starts, since it builds the backend's client.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = tempfile::tempdir().expect("temp dir");
         for file in ["app.toml", "schema.json", "operations.json"] {
             if root.join(file).exists() {
@@ -91,7 +88,7 @@ impl TestApp {
             let _ = stopped.await;
         }));
         let token = app.agent_token.clone();
-        TestApp { url, token, app, clock, http: reqwest::Client::new(), dir, _stop: stop }
+        TestApp { url, token, app, clock, http: http(), dir, _stop: stop }
     }
 
     /// Sends a request with the agent token and returns status and JSON body.
@@ -146,4 +143,11 @@ pub async fn as_user(t: &TestApp, user: Option<&str>, method: &str, path: &str, 
         req = req.header("Authorization", token);
     }
     t.send(req, body).await
+}
+
+/// A plain HTTP client. This workspace's reqwest has no built-in TLS provider
+/// (see ARCHITECTURE.md): one must be installed before any client is built.
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
 }
