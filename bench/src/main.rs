@@ -20,6 +20,7 @@ mod ours;
 mod peer;
 mod pocketbase;
 mod report;
+mod workload;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -32,6 +33,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use workload::{Target, create, filter, list, view, write_request};
 
 #[derive(Parser)]
 #[command(name = "bench", about = "Benchmark our server against a real PocketBase 0.40.6")]
@@ -396,7 +398,7 @@ async fn checkpoint(
     let cards = n;
     let lists = dataset::full_lists(n);
     for t in &targets {
-        probe(client, t, cards, lists).await?;
+        workload::probe(client, t, cards, lists).await?;
     }
     say("  view, list, filter");
     let views = measure(config, client, &targets, |t| view(t, cards)).await;
@@ -479,12 +481,6 @@ async fn checkpoint(
     Ok(())
 }
 
-/// A server as the load generator sees it: ours carries the agent token.
-struct Target {
-    url: String,
-    token: Option<String>,
-}
-
 /// Runs one workload on every target: a warm-up each, then `rounds` rounds
 /// alternating the targets. Returns one merged sample per target.
 async fn measure(
@@ -506,90 +502,6 @@ async fn measure(
         }
     }
     out
-}
-
-const CARDS: &str = "/api/collections/cards/records";
-
-fn view(t: &Target, cards: u64) -> MakeRequest {
-    let base = format!("{}{CARDS}/", t.url);
-    Arc::new(move |c, rng, _| c.get(format!("{base}{}", dataset::card_id(rng.below(cards)))))
-}
-
-fn list(t: &Target) -> MakeRequest {
-    let url = format!("{}{CARDS}?perPage=20&sort=-created", t.url);
-    Arc::new(move |c, _, _| c.get(&url))
-}
-
-fn filter(t: &Target, lists: u64) -> MakeRequest {
-    let base = format!("{}{CARDS}?perPage=20&filter=", t.url);
-    Arc::new(move |c, rng, _| {
-        let expr = format!("list = \"{}\"", dataset::list_id(rng.below(lists)));
-        c.get(format!("{base}{}", encode(&expr)))
-    })
-}
-
-/// Ours: the agent token and a key never used before in this run.
-fn write_request(c: &reqwest::Client, t_url: &str, token: Option<&str>, key: u64) -> reqwest::RequestBuilder {
-    let mut req = c.post(format!("{t_url}{CARDS}"));
-    if let Some(token) = token {
-        req = req.header("X-LUI-Token", token).header("Idempotency-Key", format!("bench-{}-{key}", std::process::id()));
-    }
-    req
-}
-
-fn create(t: &Target, lists: u64, keys: &Arc<AtomicU64>) -> MakeRequest {
-    let (url, token, keys) = (t.url.clone(), t.token.clone(), Arc::clone(keys));
-    Arc::new(move |c, rng, _| {
-        let key = keys.fetch_add(1, Ordering::Relaxed);
-        write_request(c, &url, token.as_deref(), key).json(&dataset::new_card(key, rng.below(lists)))
-    })
-}
-
-/// Percent-encodes a query value (everything but RFC 3986's unreserved characters).
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// One validated request of each read workload, before any load: the
-/// servers hold the seeded data and answer in the expected shape.
-async fn probe(client: &reqwest::Client, t: &Target, cards: u64, lists: u64) -> Result<()> {
-    let get = |url: String| async move {
-        let resp = client.get(&url).send().await.with_context(|| format!("GET {url}"))?;
-        let status = resp.status();
-        let body: Value = resp.json().await.with_context(|| format!("GET {url}: the body is not JSON"))?;
-        if !status.is_success() {
-            bail!("GET {url} answered {status}: {body}");
-        }
-        Ok::<Value, anyhow::Error>(body)
-    };
-    let last = dataset::card_id(cards - 1);
-    let one = get(format!("{}{CARDS}/{last}", t.url)).await?;
-    if one["id"] != last.as_str() || one["title"] != format!("Card {}", cards - 1).as_str() {
-        bail!("{}: the seeded card {last} reads back as {one}", t.url);
-    }
-    let page = get(format!("{}{CARDS}?perPage=20&sort=-created", t.url)).await?;
-    let total = page["totalItems"].as_u64().unwrap_or(0);
-    if total < cards || page["items"].as_array().map_or(0, Vec::len) != 20 {
-        bail!("{}: the list holds {total} cards (expected at least {cards}) or not 20 items", t.url);
-    }
-    let list = dataset::list_id(lists - 1);
-    let page = get(format!("{}{CARDS}?perPage=20&filter={}", t.url, encode(&format!("list = \"{list}\"")))).await?;
-    let items = page["items"].as_array().cloned().unwrap_or_default();
-    if page["totalItems"].as_u64().unwrap_or(0) < dataset::CARDS_PER_LIST
-        || items.len() != 20
-        || items.iter().any(|c| c["list"] != list.as_str())
-    {
-        bail!("{}: the filter list = \"{list}\" answered {page}", t.url);
-    }
-    Ok(())
 }
 
 /// The fan-out workload: per round and server, connect the subscribers, time
@@ -680,14 +592,4 @@ fn machine() -> Vec<(String, String)> {
         ("build".into(), if cfg!(debug_assertions) { "debug".into() } else { "release".into() }),
         ("load average at start".into(), loadavg()),
     ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filters_are_percent_encoded() {
-        assert_eq!(encode("list = \"abc\""), "list%20%3D%20%22abc%22");
-    }
 }

@@ -29,7 +29,16 @@ pub struct Child {
 
 impl Child {
     /// Spawns `cmd` with stdout and stderr appended to `log`.
-    pub fn spawn(name: &str, mut cmd: Command, log: &Path, stop: Stop) -> Result<Child> {
+    ///
+    /// A `Terminate` child is started through `setpriv --pdeathsig KILL` when
+    /// it is installed: setpriv execs the program (same pid), and the kernel
+    /// kills it if the benchmark dies without running its guards (SIGKILL).
+    /// The signal follows the spawning *thread*, so long-lived children must be
+    /// spawned from a thread that outlives them: the run is driven by
+    /// `block_on` on the main thread, and short ones are waited for by their
+    /// spawning thread (`run_to_end`).
+    pub fn spawn(name: &str, cmd: Command, log: &Path, stop: Stop) -> Result<Child> {
+        let mut cmd = if stop == Stop::Terminate { killed_with_parent(cmd) } else { cmd };
         let out = OpenOptions::new()
             .create(true)
             .append(true)
@@ -89,6 +98,30 @@ impl Drop for Child {
     fn drop(&mut self) {
         self.stop(Duration::from_secs(5));
     }
+}
+
+/// `cmd` under `setpriv --pdeathsig KILL`, or `cmd` itself without setpriv.
+fn killed_with_parent(cmd: Command) -> Command {
+    let Some(setpriv) = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("setpriv"))
+        .find(|p| p.is_file())
+    else {
+        return cmd;
+    };
+    let mut wrapped = Command::new(setpriv);
+    wrapped.args(["--pdeathsig", "KILL", "--"]).arg(cmd.get_program()).args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => wrapped.env(key, v),
+            None => wrapped.env_remove(key),
+        };
+    }
+    wrapped
 }
 
 /// Runs a command to completion within `timeout`, output appended to `log`;
