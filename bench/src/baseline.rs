@@ -1,0 +1,49 @@
+//! The physical limit of a durable single-row commit on this disk: raw SQLite
+//! (rusqlite, WAL, `synchronous = FULL`), one transaction per inserted row,
+//! one thread, a card-shaped row. Our create rate is reported as a fraction
+//! of it (group commit can take it above 1).
+
+use crate::dataset;
+use anyhow::Result;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Inserts rows one commit at a time for `duration`; returns rows per second.
+pub fn single_row_commits(dir: &Path, duration: Duration) -> Result<f64> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("raw.db");
+    let _ = std::fs::remove_file(&path);
+    let db = rusqlite::Connection::open(&path)?;
+    let _mode: String = db.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    db.execute_batch(
+        "PRAGMA synchronous = FULL;
+         CREATE TABLE cards (id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, list TEXT NOT NULL,
+                             priority TEXT NOT NULL, labels TEXT NOT NULL, created TEXT NOT NULL);
+         CREATE INDEX cards_list ON cards (list);
+         CREATE INDEX cards_created ON cards (created);",
+    )?;
+    let mut stmt =
+        db.prepare("INSERT INTO cards (id, title, list, priority, labels, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+    let started = Instant::now();
+    let mut rows = 0u64;
+    while started.elapsed() < duration {
+        let card = dataset::card(rows);
+        let text = |k: &str| card.get(k).map(|v| v.to_string()).unwrap_or_default();
+        db.execute_batch("BEGIN IMMEDIATE")?;
+        stmt.execute(rusqlite::params![
+            dataset::card_id(rows),
+            text("title"),
+            text("list"),
+            text("priority"),
+            text("labels"),
+            a2app_core::datetime::format(jiff::Timestamp::now()),
+        ])?;
+        db.execute_batch("COMMIT")?;
+        rows += 1;
+    }
+    let rate = rows as f64 / started.elapsed().as_secs_f64();
+    drop(stmt);
+    drop(db);
+    let _ = std::fs::remove_file(&path);
+    Ok(rate)
+}

@@ -1,0 +1,290 @@
+//! The results of one run, rendered once as markdown: printed to stdout and
+//! written to `docs/PERFORMANCE.md`.
+
+use crate::load::Sample;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Issue 7's targets.
+pub const TARGET_RATIO: f64 = 3.0;
+pub const TARGET_P99: Duration = Duration::from_millis(25);
+/// Growth counts as flat while the largest size's p50 stays within this
+/// factor of the smallest size's.
+pub const FLAT_FACTOR: f64 = 2.0;
+
+/// One compared workload.
+pub struct Row {
+    pub label: String,
+    /// Fan-out rows are latency-only: their ratio is PocketBase's p50 over ours.
+    pub fanout: bool,
+    pub ours: Sample,
+    pub pb: Sample,
+}
+
+impl Row {
+    /// How many times faster ours is: throughput ratio, or the inverse p50
+    /// ratio for fan-out.
+    pub fn ratio(&self) -> f64 {
+        if self.fanout {
+            let ours = self.ours.quantile(0.5).as_secs_f64();
+            if ours == 0.0 { 0.0 } else { self.pb.quantile(0.5).as_secs_f64() / ours }
+        } else {
+            let pb = self.pb.throughput();
+            if pb == 0.0 { 0.0 } else { self.ours.throughput() / pb }
+        }
+    }
+}
+
+/// Facts about one server over the run.
+#[derive(Default)]
+pub struct ServerFacts {
+    /// VmRSS shortly after the first start, with the records it then held.
+    pub idle_kib: Option<(u64, u64)>,
+    /// The highest VmHWM of any of its processes.
+    pub peak_kib: u64,
+    /// Time from process start to the first answered request, per start.
+    pub startups: Vec<(u64, Duration)>,
+}
+
+/// Ours alone at one table size.
+pub struct Growth {
+    pub records: u64,
+    /// Our start to first answer at this size.
+    pub startup: Duration,
+    pub view: Sample,
+    pub filter: Sample,
+}
+
+#[derive(Default)]
+pub struct Report {
+    pub title_note: Option<String>,
+    pub date: String,
+    pub command: String,
+    pub machine: Vec<(String, String)>,
+    pub settings: String,
+    pub rows: Vec<Row>,
+    pub ours: ServerFacts,
+    pub pb: ServerFacts,
+    /// Raw SQLite single-row commits per second, and our create rate.
+    pub raw_sqlite: Option<(f64, f64)>,
+    pub growth: Vec<Growth>,
+    pub notes: Vec<String>,
+}
+
+fn ms(d: Duration) -> String {
+    let v = d.as_secs_f64() * 1000.0;
+    if v < 10.0 { format!("{v:.2}") } else { format!("{v:.1}") }
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn count(n: u64) -> String {
+    thousands(n)
+}
+
+fn rps(s: &Sample, fanout: bool) -> String {
+    if fanout { "—".into() } else { format!("{:.0}", s.throughput()) }
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok { "met" } else { "**missed**" }
+}
+
+impl Report {
+    /// Every error of every workload (both servers).
+    pub fn errors(&self) -> u64 {
+        self.rows.iter().map(|r| r.ours.errors + r.pb.errors).sum::<u64>()
+            + self.growth.iter().map(|g| g.view.errors + g.filter.errors).sum::<u64>()
+    }
+
+    /// The first error message seen, if any.
+    pub fn first_error(&self) -> Option<String> {
+        let samples = self.rows.iter().flat_map(|r| [("ours", &r.label, &r.ours), ("PocketBase", &r.label, &r.pb)]);
+        for (who, label, s) in samples {
+            if let Some(e) = &s.first_error {
+                return Some(format!("{who}, {label}: {e}"));
+            }
+        }
+        None
+    }
+
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "# Performance: a2app against PocketBase {}\n", crate::pocketbase::VERSION);
+        if let Some(note) = &self.title_note {
+            let _ = writeln!(o, "> **{note}**\n");
+        }
+        let _ = writeln!(o, "Produced by `bench/` (see the README) on {}:\n", self.date);
+        let _ = writeln!(o, "```sh\n{}\n```\n", self.command);
+        for (k, v) in &self.machine {
+            let _ = writeln!(o, "- {k}: {v}");
+        }
+        let _ = writeln!(o, "- settings: {}\n", self.settings);
+
+        let _ = writeln!(o, "## Side by side\n");
+        let _ = writeln!(
+            o,
+            "| workload | ours req/s | ours p50 ms | ours p99 ms | ours errors | PB req/s | PB p50 ms | PB p99 ms | PB errors | ours/PB |"
+        );
+        let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for r in &self.rows {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2}× |",
+                r.label,
+                rps(&r.ours, r.fanout),
+                ms(r.ours.quantile(0.5)),
+                ms(r.ours.quantile(0.99)),
+                r.ours.errors,
+                rps(&r.pb, r.fanout),
+                ms(r.pb.quantile(0.5)),
+                ms(r.pb.quantile(0.99)),
+                r.pb.errors,
+                r.ratio(),
+            );
+        }
+        let _ = writeln!(
+            o,
+            "\n`ours/PB` is the throughput ratio; for the fan-out row it is PocketBase's p50 over ours (above 1: ours is faster).\n"
+        );
+
+        let _ = writeln!(o, "## Servers\n");
+        let _ = writeln!(o, "| | ours | PocketBase |");
+        let _ = writeln!(o, "|---|---:|---:|");
+        let idle = |f: &ServerFacts| {
+            f.idle_kib.map(|(kib, n)| format!("{} ({} cards)", mib(kib), thousands(n))).unwrap_or_else(|| "—".into())
+        };
+        let _ =
+            writeln!(o, "| idle memory (VmRSS after the first start) | {} | {} |", idle(&self.ours), idle(&self.pb));
+        let _ =
+            writeln!(o, "| peak memory (highest VmHWM) | {} | {} |", mib(self.ours.peak_kib), mib(self.pb.peak_kib));
+        for (n, _) in &self.pb.startups {
+            let find = |f: &ServerFacts| {
+                f.startups.iter().find(|(m, _)| m == n).map(|(_, d)| format!("{} ms", ms(*d))).unwrap_or("—".into())
+            };
+            let _ = writeln!(
+                o,
+                "| start to first answer ({} cards) | {} | {} |",
+                thousands(*n),
+                find(&self.ours),
+                find(&self.pb)
+            );
+        }
+        if let Some((raw, ours)) = self.raw_sqlite {
+            let _ = writeln!(
+                o,
+                "\nRaw SQLite on the same disk (rusqlite, WAL, `synchronous = FULL`, one transaction per row, one thread): \
+                 **{raw:.0} rows/s**. Our create rate, {ours:.0}/s, is **{:.2}×** of it (group commit lets many requests share one fsync).",
+                ours / raw
+            );
+        }
+
+        if !self.growth.is_empty() {
+            let _ = writeln!(o, "\n## Growth (ours alone)\n");
+            let _ = writeln!(
+                o,
+                "| cards | view req/s | view p50 ms | view p99 ms | filter req/s | filter p50 ms | filter p99 ms | errors | start to first answer |"
+            );
+            let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            for g in &self.growth {
+                let _ = writeln!(
+                    o,
+                    "| {} | {:.0} | {} | {} | {:.0} | {} | {} | {} | {} ms |",
+                    thousands(g.records),
+                    g.view.throughput(),
+                    ms(g.view.quantile(0.5)),
+                    ms(g.view.quantile(0.99)),
+                    g.filter.throughput(),
+                    ms(g.filter.quantile(0.5)),
+                    ms(g.filter.quantile(0.99)),
+                    g.view.errors + g.filter.errors,
+                    ms(g.startup),
+                );
+            }
+        }
+
+        let _ = writeln!(o, "\n## Targets (issue 7)\n");
+        for line in self.targets() {
+            let _ = writeln!(o, "- {line}");
+        }
+        if !self.notes.is_empty() {
+            let _ = writeln!(o, "\n## Notes\n");
+            for n in &self.notes {
+                let _ = writeln!(o, "- {n}");
+            }
+        }
+        o
+    }
+
+    fn targets(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let slow: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| r.ratio() < TARGET_RATIO)
+            .map(|r| format!("{} ({:.2}×, {:.0}% short)", r.label, r.ratio(), (1.0 - r.ratio() / TARGET_RATIO) * 100.0))
+            .collect();
+        out.push(format!(
+            "At least {TARGET_RATIO}× PocketBase on every workload: {}{}",
+            met(slow.is_empty()),
+            if slow.is_empty() { String::new() } else { format!(" — below it: {}", slow.join("; ")) }
+        ));
+        let errors = self.errors();
+        out.push(format!("Zero errors: {} ({errors} errors in all workloads, both servers)", met(errors == 0)));
+        let over: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| !r.fanout && r.ours.quantile(0.99) >= TARGET_P99)
+            .map(|r| format!("{} ({} ms)", r.label, ms(r.ours.quantile(0.99))))
+            .collect();
+        out.push(format!(
+            "Our p99 under {} ms at the load concurrency (fan-out excluded: it is not a concurrency-32 workload): {}{}",
+            TARGET_P99.as_millis(),
+            met(over.is_empty()),
+            if over.is_empty() { String::new() } else { format!(" — over it: {}", over.join("; ")) }
+        ));
+        if let (Some(first), Some(last)) = (self.growth.first(), self.growth.last())
+            && self.growth.len() > 1
+        {
+            let factor = |a: &crate::load::Sample, b: &crate::load::Sample| {
+                let a = a.quantile(0.5).as_secs_f64();
+                if a == 0.0 { f64::INFINITY } else { b.quantile(0.5).as_secs_f64() / a }
+            };
+            let (v, f) = (factor(&first.view, &last.view), factor(&first.filter, &last.filter));
+            out.push(format!(
+                "Flat growth from {} to {} cards (p50 within {FLAT_FACTOR}×): {} (view p50 ×{v:.2}, indexed filter p50 ×{f:.2})",
+                thousands(first.records),
+                thousands(last.records),
+                met(v <= FLAT_FACTOR && f <= FLAT_FACTOR)
+            ));
+        }
+        out.push("`docs/PERFORMANCE.md` holds the latest table with its command: met by this file.".into());
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(5000), "5,000");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+    }
+}
