@@ -341,16 +341,23 @@ fn read_by_id(conn: &Connection, name: &str, ent: &Entity, id: &str) -> Result<O
     Ok(stmt.query_row([id], |r| row::read(ent, r)).optional()?)
 }
 
+/// The minute (of the app's clock) expired idempotency keys were last purged.
+static LAST_KEY_PURGE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(i64::MIN);
+
 /// Checks the write's `Idempotency-Key`: a live one refuses the write and names
 /// the record its first use wrote; true when the key is to be recorded.
 fn claim_key(conn: &Connection, write: &Write) -> Result<bool, StoreError> {
     let Some(key) = &write.key else { return Ok(false) };
     let cutoff = crate::datetime::format(write.now.checked_sub(KEY_LIFETIME).unwrap_or(write.now));
-    // Expired keys go as they are met; the index on `created` keeps this cheap.
-    conn.prepare_cached("DELETE FROM _a2app_keys WHERE created < ?1")?.execute([&cutoff])?;
+    // Expired keys are purged at most once a minute (by the app's clock), not
+    // on every write; until then the lookup itself ignores them.
+    let minute = write.now.as_second() / 60;
+    if LAST_KEY_PURGE.swap(minute, std::sync::atomic::Ordering::Relaxed) != minute {
+        conn.prepare_cached("DELETE FROM _a2app_keys WHERE created < ?1")?.execute([&cutoff])?;
+    }
     let first: Option<String> = conn
-        .prepare_cached("SELECT record_id FROM _a2app_keys WHERE entity = ?1 AND key = ?2")?
-        .query_row([&write.entity, key], |r| r.get(0))
+        .prepare_cached("SELECT record_id FROM _a2app_keys WHERE entity = ?1 AND key = ?2 AND created >= ?3")?
+        .query_row([&write.entity, key, &cutoff], |r| r.get(0))
         .optional()?;
     match first {
         Some(id) => Err(StoreError::DuplicateRequest { id }),
