@@ -1,6 +1,7 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
 pub mod auth;
+pub mod discovery;
 pub mod identity;
 pub mod records;
 
@@ -27,12 +28,15 @@ pub struct State {
     /// The port we listen on, to recognize the app's own origin.
     pub port: u16,
     pub realtime: Arc<Realtime>,
+    /// When the discovery documents last changed.
+    pub started: Arc<discovery::Started>,
 }
 
 impl State {
     pub fn new(app: Arc<App>, port: u16) -> State {
         let realtime = Arc::new(Realtime::new(&app));
-        State { app, port, realtime }
+        let started = Arc::new(discovery::Started::of(&app));
+        State { app, port, realtime, started }
     }
 }
 
@@ -55,14 +59,23 @@ pub fn router(state: State) -> Router {
         .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))
         .route("/api/{*rest}", any(api_not_found))
         .layer(DefaultBodyLimit::max(MAX_BODY));
-    let mut router = Router::new().merge(api);
+    let mut router = Router::new()
+        .merge(api)
+        .route(discovery::CATALOG_PATH, get(discovery::catalog).options(discovery::preflight))
+        .route(discovery::CARD_PATH, get(discovery::card).options(discovery::preflight));
     let ui = state.app.definition.ui_dir();
     if ui.join("index.html").is_file() {
         router = router.fallback_service(tower_http::services::ServeDir::new(ui));
     } else {
-        router = router.fallback(api_not_found);
+        router = router.route("/", get(discovery::landing)).fallback(api_not_found);
     }
-    router.layer(middleware::from_fn(envelope_errors)).with_state(state)
+    let mcp = crate::mcp::router(&state);
+    // MCP answers with its own (JSON-RPC) errors, so it is merged after the envelope layer.
+    router
+        .layer(middleware::from_fn(discovery::link))
+        .layer(middleware::from_fn(envelope_errors))
+        .with_state(state)
+        .merge(mcp)
 }
 
 /// An error on its way out: the envelope with the code's status.

@@ -5,7 +5,9 @@
 
 mod access;
 mod contract;
+mod discovery;
 mod guard;
+mod mcp;
 mod records;
 mod users;
 
