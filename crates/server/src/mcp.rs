@@ -10,6 +10,7 @@
 //! HTTP request by `gate`, with the contract's own rules (`core::access`),
 //! before rmcp sees the request.
 
+pub mod prompts;
 pub mod resources;
 pub mod tools;
 
@@ -25,8 +26,9 @@ use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -111,9 +113,12 @@ pub(crate) fn internal(detail: &str) -> ErrorData {
 }
 
 impl ServerHandler for Handler {
+    // `logging` is declared for legacy (2025-11-25) clients; 2026-07-28 removed it.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let config = &self.state.app.definition.config;
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_resources().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().enable_logging().build();
         let mut info =
             Implementation::new(server_name(&self.state.app), env!("CARGO_PKG_VERSION")).with_title(&config.name);
         if !config.description.is_empty() {
@@ -144,6 +149,36 @@ impl ServerHandler for Handler {
         let origin = origin(&ctx)?;
         let result = tools::call(&self.state, &origin, &request.name, request.arguments.unwrap_or_default()).await?;
         Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list(&self.state.app))
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        origin(&ctx)?;
+        Ok(GetPromptResponse::Complete(prompts::get(&self.state.app, &request.name)?))
+    }
+
+    /// Legacy clients may set a level; the app sends no log messages, so
+    /// every level is accepted and nothing more happens.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
     }
 
     async fn list_resources(

@@ -50,7 +50,9 @@ async fn the_card_says_how_to_connect() {
     assert_eq!(remote["url"], format!("{}/mcp", t.url));
     let versions = remote["supportedProtocolVersions"].as_array().unwrap();
     assert!(versions.contains(&json!("2025-11-25")) && versions.contains(&json!("2026-07-28")));
-    assert!(card.get("icons").is_none() && card.get("_meta").is_none());
+    assert!(card.get("icons").is_none());
+    let examples = &card["_meta"]["openbot/presentation"]["examples"];
+    assert_eq!(examples[0]["id"], "due-this-week");
 }
 
 #[tokio::test]
@@ -80,6 +82,7 @@ async fn conditional_requests_answer_304() {
 #[tokio::test]
 async fn noindex_icons_and_presentation_come_from_app_toml() {
     let t = TestApp::with_config(|toml| {
+        let toml = toml.split("[discovery]").next().unwrap();
         format!(
             "{toml}\n[discovery]\nname = \"com.example/kanban\"\nnoindex = true\nicons = [{{ src = \"/icon.png\", mimeType = \"image/png\" }}]\n\
              [discovery.presentation]\nversion = \"1\"\n[[discovery.presentation.examples]]\nid = \"plan\"\ntitle = \"Plan the week\"\nprompt = \"What is due this week?\"\n"

@@ -269,3 +269,18 @@ async fn the_legacy_era_has_initialize_and_sessions() {
     let body = post(list, Some(&session)).await.unwrap().text().await.unwrap();
     assert!(body.contains("\"name\":\"describe\""), "{body}");
 }
+
+#[tokio::test]
+async fn prompts_are_the_presentation_examples() {
+    let t = TestApp::kanban().await;
+    let (_, list) = rpc(&t, &[], "prompts/list", json!({})).await;
+    let names: Vec<&str> =
+        list["result"]["prompts"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["due-this-week", "add-card"]);
+    let (_, got) = rpc(&t, &[], "prompts/get", json!({"name": "due-this-week"})).await;
+    let message = &got["result"]["messages"][0];
+    assert_eq!(message["role"], "user");
+    assert!(message["content"]["text"].as_str().unwrap().starts_with("Which cards"), "{got}");
+    let (_, missing) = rpc(&t, &[], "prompts/get", json!({"name": "nope"})).await;
+    assert_eq!(missing["error"]["code"], -32602);
+}
