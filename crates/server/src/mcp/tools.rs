@@ -14,7 +14,6 @@
 
 use super::Call;
 use crate::http::State;
-use a2app_core::App;
 use a2app_core::Error;
 use a2app_core::access::Intent;
 use a2app_core::app::config::ToolSurface;
@@ -22,6 +21,7 @@ use a2app_core::app::operations::{Operation, ParamType};
 use a2app_core::caller::Caller;
 use a2app_core::records::{self, ListParams, Shape, WriteOptions};
 use a2app_core::store::RequestInfo;
+use a2app_core::{App, AppDefinition};
 use protocol::{ErrorCode, Violation};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
@@ -55,7 +55,7 @@ pub fn instructions(app: &App) -> String {
 pub fn list(app: &App) -> Vec<Tool> {
     let mut defs = compact();
     if OPERATIONS_SERVED {
-        defs.extend(operation_tools(app));
+        defs.extend(operation_tools(&app.definition));
     }
     defs.into_iter().filter_map(|def| serde_json::from_value(def).ok()).collect()
 }
@@ -165,8 +165,8 @@ fn compact() -> Vec<Value> {
 /// `run_operation` and `job_status`, listed only when the app has operations;
 /// in `full` mode also one typed tool per operation (name = the operation's
 /// name, parameters from `operations.json`).
-fn operation_tools(app: &App) -> Vec<Value> {
-    let ops = &app.definition.operations;
+fn operation_tools(def: &AppDefinition) -> Vec<Value> {
+    let ops = &def.operations;
     if ops.is_empty() {
         return Vec::new();
     }
@@ -189,7 +189,7 @@ fn operation_tools(app: &App) -> Vec<Value> {
             "annotations": annotations("Job status", true, false, true),
         }),
     ];
-    if app.definition.config.mcp.tools == ToolSurface::Full {
+    if def.config.mcp.tools == ToolSurface::Full {
         out.extend(ops.iter().map(operation_tool));
     }
     out
@@ -247,6 +247,14 @@ pub(crate) async fn call(
         "query" => query(app, origin.caller, &args).await,
         "get" => get(app, origin.caller, &args).await,
         "create" | "update" | "delete" => write(state, origin, name, &args).await,
+        // Once `a2app_core::operations` is in core (OPERATIONS_SERVED), with a
+        // write-authorized caller as in `write`:
+        //   "run_operation" → operations::invoke(app, &caller, <name>,
+        //       Invocation::new(<params>).approval(<approvalKey>).idempotency_key(<idempotencyKey>)),
+        //       `Answer::Done` / `Answer::Started` as structuredContent; approval_required
+        //       (with its approval key) comes back as an isError result like any app error;
+        //   "job_status" → jobs::get(app, <jobId>);
+        //   an operation's own name (full mode) → the same invoke with the arguments as params.
         _ => {
             return Err(ErrorData::invalid_params(
                 format!("no tool named {name}; tools/list names them"),
@@ -391,4 +399,67 @@ async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, 
     };
     let text = stored.get("_receipt").and_then(|r| r.get("text")).and_then(Value::as_str).map(str::to_owned);
     Ok(Answer { value: Value::Object(stored), text })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn definition(surface: &str) -> AppDefinition {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("app.toml", format!("id = \"t\"\nname = \"T\"\n[mcp]\ntools = \"{surface}\"\n")),
+            ("schema.json", r#"{"entities":{"notes":{"fields":{"title":{"type":"string"}}}}}"#.to_owned()),
+            (
+                "operations.json",
+                r#"[{"name":"archive_done","description":"Archive finished notes.","destructive":true,
+                     "params":{"older_than":{"type":"number","required":true},"mode":{"type":"string","enum":["soft","hard"],"default":"soft"}},
+                     "executor":{"kind":"crud","entity":"notes","action":"delete"}},
+                    {"name":"export","params":{},"executor":{"kind":"job"}}]"#
+                    .to_owned(),
+            ),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        a2app_core::app::load(dir.path()).unwrap()
+    }
+
+    fn names(defs: &[Value]) -> Vec<&str> {
+        defs.iter().map(|d| d["name"].as_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn operation_tools_are_generated_from_operations_json() {
+        let compact = operation_tools(&definition("compact"));
+        assert_eq!(names(&compact), ["run_operation", "job_status"]);
+        assert_eq!(compact[0]["annotations"]["destructiveHint"], true);
+        assert_eq!(compact[1]["annotations"]["readOnlyHint"], true);
+
+        let full = operation_tools(&definition("full"));
+        assert_eq!(names(&full), ["run_operation", "job_status", "archive_done", "export"]);
+        let archive = &full[2];
+        assert_eq!(archive["description"], "Archive finished notes.");
+        assert_eq!(archive["annotations"]["destructiveHint"], true);
+        let schema = &archive["inputSchema"];
+        assert_eq!(schema["required"], json!(["older_than"]));
+        assert_eq!(schema["properties"]["older_than"], json!({"type": "number"}));
+        assert_eq!(
+            schema["properties"]["mode"],
+            json!({"type": "string", "enum": ["soft", "hard"], "default": "soft"})
+        );
+        assert_eq!(schema["properties"]["approvalKey"]["type"], "string");
+        assert_eq!(full[3]["annotations"]["destructiveHint"], false);
+        assert!(full[3]["inputSchema"]["properties"].get("approvalKey").is_none());
+        // Every generated definition is a valid rmcp tool.
+        assert!(full.into_iter().all(|d| serde_json::from_value::<Tool>(d).is_ok()));
+    }
+
+    #[test]
+    fn an_app_without_operations_gets_no_operation_tools() {
+        let mut def = definition("full");
+        def.operations.clear();
+        assert!(operation_tools(&def).is_empty());
+    }
 }
