@@ -131,3 +131,16 @@ async fn the_apps_page_links_its_catalog() {
     );
     assert!(html.contains("<title>Kanban Board</title>"));
 }
+
+#[tokio::test]
+async fn an_apps_own_page_gets_the_link_tag_added() {
+    let t = TestApp::fixture("page").await;
+    let resp = get(&t, "/", &[]).await;
+    assert_eq!(resp.status(), 200);
+    assert!(header(&resp, "link").contains("rel=\"ai-catalog\""));
+    let html = resp.text().await.unwrap();
+    assert_eq!(
+        html,
+        "<!doctype html>\n<html><head><title>Notes</title><link rel=\"ai-catalog\" type=\"application/ai-catalog+json\" href=\"/.well-known/ai-catalog.json\">\n</head>\n<body><h1>My notes</h1></body></html>\n"
+    );
+}

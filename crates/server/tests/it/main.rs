@@ -53,6 +53,10 @@ impl TestApp {
                 std::fs::copy(root.join(file), dir.path().join(file)).expect("copy example");
             }
         }
+        if root.join("ui/index.html").exists() {
+            std::fs::create_dir(dir.path().join("ui")).expect("ui dir");
+            std::fs::copy(root.join("ui/index.html"), dir.path().join("ui/index.html")).expect("copy ui");
+        }
         let toml = std::fs::read_to_string(dir.path().join("app.toml")).expect("app.toml");
         std::fs::write(dir.path().join("app.toml"), edit(&toml)).expect("write app.toml");
         let def = a2app_core::app::load(dir.path()).expect("example loads");
