@@ -29,7 +29,7 @@ async def main(url: str, token: str) -> None:
         check(client.protocol_version == ("2025-11-25" if MODE == "legacy" else "2026-07-28"),
               f"negotiated {client.protocol_version}")
         tools = [t.name for t in (await client.list_tools()).tools]
-        check(tools == ["describe", "query", "get", "create", "update", "delete"], f"tools {tools}")
+        check(tools == ["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status"], f"tools {tools}")
 
         describe = await client.read_resource("a2app://describe")
         doc = json.loads(describe.contents[0].text)
@@ -52,6 +52,9 @@ async def main(url: str, token: str) -> None:
 
         page = await client.call_tool("query", {"entity": "cards", "filter": f"list = '{list_id}'"})
         check(page.structured_content["totalItems"] == 1, "query finds it")
+
+        done = await client.call_tool("run_operation", {"name": "complete_card", "params": {"card": card_id}})
+        check(not done.is_error and done.structured_content["receipts"][0]["action"] == "update", "run_operation")
 
         bad = await client.call_tool("create", {"entity": "cards", "record": {"title": "x", "list": list_id, "due_date": "tomorrow"}})
         check(bad.is_error and bad.structured_content["code"] == "invalid_date", "invalid create is an isError invalid_date")

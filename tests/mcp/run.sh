@@ -14,7 +14,7 @@ bash ./setup.sh
 bin=${A2APP_BIN:-$PWD/../../target/debug/agent-app}
 port=${A2APP_MCP_PORT:-18590}
 work=$(mktemp -d)
-cp ../../examples/kanban/app.toml ../../examples/kanban/schema.json "$work/"
+cp ../../examples/kanban/app.toml ../../examples/kanban/schema.json ../../examples/kanban/operations.json "$work/"
 "$bin" serve "$work" --http "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
 server=$!
 cleanup() {

@@ -24,7 +24,7 @@ await client.connect(transport, { timeout: 20000 });
 check(transport.sessionId !== undefined, "a legacy session was opened");
 
 const { tools } = await client.listTools();
-check(tools.map((t) => t.name).join() === "describe,query,get,create,update,delete", "tools listed in order");
+check(tools.map((t) => t.name).join() === "describe,query,get,create,update,delete,run_operation,job_status", "tools listed in order");
 check(tools.find((t) => t.name === "delete").annotations.destructiveHint === true, "delete is destructive");
 
 const describe = await client.readResource({ uri: "a2app://describe" });
@@ -44,6 +44,9 @@ check(overHttp.title === "TS card", "the card is seen over plain HTTP");
 
 const page = await client.callTool({ name: "query", arguments: { entity: "cards", filter: `title = "TS card"` } });
 check(page.structuredContent.totalItems === 1, "query finds it");
+
+const done = await client.callTool({ name: "run_operation", arguments: { name: "complete_card", params: { card: card.structuredContent.id } } });
+check(!done.isError && done.structuredContent.receipts[0].action === "update", "run_operation");
 
 const bad = await client.callTool({
   name: "create",

@@ -1,4 +1,19 @@
 //! The command-line shells over the library crates. `agent-app` acts on an
-//! app's files; it never talks to a remote app.
+//! app's files and never talks to a remote app; `a2app` (module `a2app`)
+//! drives an app by URL or local name and never reads an app's files.
 
+pub mod a2app;
 pub mod starter;
+
+use std::path::PathBuf;
+
+/// The client's config directory: `A2APP_CONFIG_DIR`, else the platform's
+/// config directory + `a2app` (`$XDG_CONFIG_HOME/a2app` or `~/.config/a2app`
+/// on Linux). Both binaries use it: `agent-app serve` registers there.
+pub fn config_dir() -> Option<a2app_client::config::ConfigDir> {
+    let dir = std::env::var_os("A2APP_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::config_dir().map(|d| d.join("a2app")))?;
+    Some(a2app_client::config::ConfigDir::new(dir))
+}

@@ -24,6 +24,9 @@ pub struct Credentials {
     pub authorization: Option<String>,
     /// The self-asserted agent name (`X-LUI-Agent`, `X-A2App-Agent`).
     pub agent: Option<String>,
+    /// `Sec-Fetch-Site`, which browsers send on every request: a `no-cors`
+    /// GET from another site carries no Origin, but says `cross-site` here.
+    pub fetch_site: Option<String>,
     /// The port the server listens on, to recognize its own origin.
     pub port: u16,
 }
@@ -69,6 +72,9 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
         let kind = if token_ok { CallerKind::Agent } else { CallerKind::OwnUi };
         return Ok(Caller { kind, agent, user: None });
     }
+    if creds.fetch_site.as_deref() == Some("cross-site") {
+        return Err(Error::ForbiddenOrigin("a page on another site".into()));
+    }
     if token_ok {
         return Ok(Caller { kind: CallerKind::Agent, agent, user: None });
     }
@@ -81,6 +87,13 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
             "writes from a program need the agent token in X-LUI-Token (it is in the app's .agent-token file)".into(),
         )),
     }
+}
+
+/// Whether a browser origin may call the app: its own loopback page, or one
+/// listed in `[http] allowed_origins`.
+pub fn origin_allowed(app: &App, origin: &str, port: u16) -> bool {
+    is_own_origin(origin, port)
+        || app.definition.config.http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
 }
 
 fn strip_port(host: &str) -> &str {

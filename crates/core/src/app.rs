@@ -107,6 +107,8 @@ pub struct App {
     /// `logs/agent-actions.jsonl`.
     pub agent_log: crate::audit::AgentLog,
     pub limiter: crate::limits::Limiter,
+    /// Operation handlers, pending approvals and the backend.
+    pub operations: crate::operations::Runtime,
 }
 
 /// How to open an app.
@@ -115,11 +117,17 @@ pub struct OpenOptions {
     /// Apply migrations that lose or reinterpret data.
     pub allow_destructive: bool,
     pub clock: std::sync::Arc<dyn crate::clock::Clock>,
+    /// Native Rust handlers for operations declared `native` (or jobs with `"run": "native"`).
+    pub operations: crate::operations::Registry,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { allow_destructive: false, clock: std::sync::Arc::new(crate::clock::SystemClock) }
+        OpenOptions {
+            allow_destructive: false,
+            clock: std::sync::Arc::new(crate::clock::SystemClock),
+            operations: crate::operations::Registry::default(),
+        }
     }
 }
 
@@ -131,12 +139,18 @@ pub enum OpenError {
     Refused(Vec<String>),
     #[error("cannot open the database: {0}")]
     Store(String),
+    #[error("operations.json declares native operations with no registered handler: {}", .0.join(", "))]
+    MissingHandlers(Vec<String>),
 }
 
 impl App {
     /// Creates the runtime directories, opens the database and migrates it.
     /// Returns the app and what the migration applied.
     pub fn open(definition: AppDefinition, options: OpenOptions) -> Result<(App, Vec<String>), OpenError> {
+        let missing = options.operations.missing(&definition.operations);
+        if !missing.is_empty() {
+            return Err(OpenError::MissingHandlers(missing));
+        }
         for dir in [definition.data_dir(), definition.logs_dir()] {
             std::fs::create_dir_all(&dir).map_err(|source| OpenError::Io { path: dir.clone(), source })?;
         }
@@ -151,6 +165,13 @@ impl App {
         let token_path = definition.token_path();
         let agent_token =
             crate::token::ensure(&token_path).map_err(|source| OpenError::Io { path: token_path, source })?;
+        // Jobs the last process left queued or running will never finish: say so.
+        let now = crate::datetime::format(options.clock.now());
+        let interrupted =
+            crate::store::Store::interrupt_jobs(&store, &now).map_err(|e| OpenError::Store(e.to_string()))?;
+        if interrupted > 0 {
+            tracing::warn!(interrupted, "jobs left running by the last process are now interrupted");
+        }
         let schema_version = crate::schema::fingerprint(&definition.schema);
         let app = App {
             store: std::sync::Arc::new(store),
@@ -158,6 +179,7 @@ impl App {
             realtime: crate::realtime::Hub::new(),
             agent_log: crate::audit::AgentLog::new(definition.logs_dir().join("agent-actions.jsonl")),
             limiter: crate::limits::Limiter::new(definition.config.limits),
+            operations: crate::operations::Runtime::new(options.operations),
             definition,
             schema_version,
             agent_token,

@@ -82,22 +82,17 @@ pub fn describe(app: &App) -> Describe {
                 .params
                 .iter()
                 .map(|p| {
-                    let kind = match p.kind {
-                        crate::app::operations::ParamType::String => "string",
-                        crate::app::operations::ParamType::Number => "number",
-                        crate::app::operations::ParamType::Boolean => "boolean",
-                    };
                     let param = DescribedParam {
-                        kind: kind.into(),
+                        kind: p.kind.as_str().into(),
                         required: p.required,
                         default: p.default.clone(),
                         choices: p.choices.clone(),
-                        description: String::new(),
+                        description: p.description.clone(),
                     };
                     (p.name.clone(), param)
                 })
                 .collect(),
-            executor: op.executor.get("kind").and_then(Value::as_str).unwrap_or("").to_owned(),
+            executor: op.run.kind().to_owned(),
             destructive: op.destructive,
             schedule: op.schedule.clone(),
             url: format!("/api/ops/{}", op.name),

@@ -51,6 +51,17 @@ pub enum Error {
     RateLimited(u64),
     #[error("body too large")]
     PayloadTooLarge(usize),
+    /// A destructive operation ran without an approval: a person must confirm,
+    /// then the call is repeated with `key`.
+    #[error("approval required")]
+    ApprovalRequired { key: String, operation: String, params: Map<String, Value> },
+    /// An approval key that does not authorize this call; the message says why.
+    #[error("approval refused: {0}")]
+    ApprovalInvalid(String),
+    /// The app's backend failed (`backend_error`, `backend_unavailable`, `backend_timeout`).
+    /// `answer` is the backend's own JSON for a 4xx, which is meant for callers.
+    #[error("backend: {message}")]
+    Backend { code: ErrorCode, message: String, status: Option<u16>, answer: Option<Value> },
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -97,6 +108,9 @@ impl Error {
             Error::Unauthorized(_) => ErrorCode::Unauthorized,
             Error::PayloadTooLarge(_) => ErrorCode::PayloadTooLarge,
             Error::RateLimited(_) => ErrorCode::RateLimited,
+            Error::ApprovalRequired { .. } => ErrorCode::ApprovalRequired,
+            Error::ApprovalInvalid(_) => ErrorCode::ApprovalInvalid,
+            Error::Backend { code, .. } => *code,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -170,6 +184,26 @@ impl Error {
                 ErrorBody::new(code, format!("too many requests from this caller; retry in {secs} s")).with_extra("retryAfter", Value::from(*secs))
             }
             Error::PayloadTooLarge(limit) => ErrorBody::new(code, format!("the request body is larger than {limit} bytes")),
+            Error::ApprovalRequired { key, operation, params } => ErrorBody::new(
+                code,
+                format!(
+                    "\"{operation}\" is destructive: a person must confirm it first. Show them the operation and its params, and once they agreed repeat the exact same call with the header X-A2App-Approval: {key}"
+                ),
+            )
+            .with_extra("approvalKey", Value::from(key.clone()))
+            .with_extra("operation", Value::from(operation.clone()))
+            .with_extra("params", Value::Object(params.clone())),
+            Error::ApprovalInvalid(why) => ErrorBody::new(code, why.clone()),
+            Error::Backend { message, status, answer, .. } => {
+                let mut body = ErrorBody::new(code, message.clone());
+                if let Some(s) = status {
+                    body = body.with_extra("backendStatus", Value::from(*s));
+                }
+                if let Some(a) = answer {
+                    body = body.with_extra("backend", a.clone());
+                }
+                body
+            }
             Error::Internal(_) => ErrorBody::new(code, "Something went wrong while processing your request."),
         }
     }

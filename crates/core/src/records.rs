@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::guard::{self, Mode};
 use crate::realtime::{Action, Change};
 use crate::store::{ListQuery, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
-use crate::{datetime, filter, id, rules, schema};
+use crate::{datetime, files, filter, id, rules, schema};
 use protocol::page::Page;
 use protocol::receipt::Receipt;
 use protocol::schema::Entity;
@@ -52,6 +52,8 @@ pub struct WriteOptions {
     /// `If-Match`: the `updated` value the caller last saw.
     pub if_match: Option<String>,
     pub shape: Shape,
+    /// Files for `binary` fields (multipart uploads).
+    pub files: Vec<files::Upload>,
 }
 
 /// The longest `Idempotency-Key` accepted.
@@ -228,14 +230,27 @@ pub async fn create(
     let rule = rules::rule(app, caller, entity_name, rules::Action::Create)?;
     let (fields_body, secret) = users_secrets(app, caller, entity_name, body, None).await?;
     let accepted = guarded(app, entity_name, ent, &fields_body, Mode::Create, &meta(entity_name, None)).await;
-    let accepted = merge_violations(accepted, secret.violations)?;
+    let (planned, file_violations) = files::check(entity_name, ent, &opts.files);
+    let mut extra = secret.violations;
+    extra.extend(file_violations);
+    let mut accepted = merge_violations(accepted, extra)?;
     let id = accepted.id.clone().unwrap_or_else(id::generate);
+    for p in &planned {
+        accepted.values.insert(p.field.clone(), Value::String(p.stored.clone()));
+    }
     let mut write = new_write(app, caller, entity_name, WriteKind::Create { id: id.clone() }, accepted.values, opts)?;
     write.password_hash = secret.hash;
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "POST", Some(body)) });
-    let written = store_write(app, write).await.map_err(|e| match e {
-        Error::DuplicateId(_) => Error::DuplicateId(id),
-        other => other,
+    save_files(app, entity_name, &id, planned.clone()).await?;
+    let written = store_write(app, write).await.map_err(|e| {
+        // The record was not written: its files must not stay behind.
+        for p in &planned {
+            files::remove(app, entity_name, &id, &p.stored);
+        }
+        match e {
+            Error::DuplicateId(_) => Error::DuplicateId(id.clone()),
+            other => other,
+        }
     })?;
     respond(app, caller, Action::Create, entity_name, written, &opts.shape).await
 }
@@ -255,16 +270,33 @@ pub async fn update(
     let rule = rules::rule(app, caller, entity_name, rules::Action::Update)?;
     let (fields_body, secret) = users_secrets(app, caller, entity_name, body, Some(id)).await?;
     let accepted = guarded(app, entity_name, ent, &fields_body, Mode::Update, &meta(entity_name, Some(id))).await;
-    let accepted = merge_violations(accepted, secret.violations)?;
+    let (planned, file_violations) = files::check(entity_name, ent, &opts.files);
+    let mut extra = secret.violations;
+    extra.extend(file_violations);
+    let mut accepted = merge_violations(accepted, extra)?;
+    for p in &planned {
+        accepted.values.insert(p.field.clone(), Value::String(p.stored.clone()));
+    }
+    // Files this write replaces or clears are removed once it committed.
+    let replaced = replaced_files(app, entity_name, ent, id, &accepted.values).await?;
     let kind = WriteKind::Update { id: id.to_owned(), if_match: opts.if_match.clone() };
     let mut write = new_write(app, caller, entity_name, kind, accepted.values, opts)?;
     write.password_hash = secret.hash;
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "PATCH", Some(body)) });
-    let written = store_write(app, write).await.map_err(|e| match e {
-        // An update or delete a rule refuses hides the record.
-        Error::Forbidden(_) => Error::NotFound,
-        other => other,
+    save_files(app, entity_name, id, planned.clone()).await?;
+    let written = store_write(app, write).await.map_err(|e| {
+        for p in &planned {
+            files::remove(app, entity_name, id, &p.stored);
+        }
+        match e {
+            // An update or delete a rule refuses hides the record.
+            Error::Forbidden(_) => Error::NotFound,
+            other => other,
+        }
     })?;
+    for name in replaced {
+        files::remove(app, entity_name, id, &name);
+    }
     respond(app, caller, Action::Update, entity_name, written, &opts.shape).await
 }
 
@@ -284,9 +316,72 @@ pub async fn delete(
     let mut write = new_write(app, caller, entity_name, WriteKind::Delete { id: id.to_owned() }, Map::new(), opts)?;
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "DELETE", None) });
     let written = store_write(app, write).await?;
+    files::remove_all(app, entity_name, id);
     let record = present(entity_name, written.row);
     after_commit(app, caller, Action::Delete, entity_name, &record, &written.receipt);
     Ok(written.receipt)
+}
+
+/// Writes uploaded files before the record that names them.
+async fn save_files(app: &Arc<App>, entity_name: &str, id: &str, planned: Vec<files::Planned>) -> Result<(), Error> {
+    if planned.is_empty() {
+        return Ok(());
+    }
+    let app2 = Arc::clone(app);
+    let (name, id) = (entity_name.to_owned(), id.to_owned());
+    blocking(move || {
+        files::save(&app2, &name, &id, &planned).map_err(|e| Error::Internal(format!("cannot store a file: {e}")))
+    })
+    .await
+}
+
+/// The stored file names a write replaces (binary fields it sets or clears).
+async fn replaced_files(
+    app: &Arc<App>,
+    entity_name: &str,
+    ent: &Entity,
+    id: &str,
+    values: &Map<String, Value>,
+) -> Result<Vec<String>, Error> {
+    let binary: Vec<&String> = values
+        .keys()
+        .filter(|k| ent.fields.get(*k).is_some_and(|f| matches!(f.kind, protocol::schema::FieldType::Binary { .. })))
+        .collect();
+    if binary.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(current) = fetch(app, entity_name, id).await? else { return Ok(Vec::new()) };
+    Ok(binary
+        .into_iter()
+        .filter_map(|f| {
+            current
+                .get(f)
+                .and_then(Value::as_str)
+                .filter(|old| !old.is_empty() && values.get(f).and_then(Value::as_str) != Some(old))
+        })
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The path of a stored file a record names in one of its binary fields.
+pub async fn file(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    id: &str,
+    name: &str,
+) -> Result<std::path::PathBuf, Error> {
+    let ent = entity(app, entity_name)?;
+    // Reading the record applies the view rule; the file is only as visible as it.
+    let record = view(app, caller, entity_name, id, &Shape::default()).await?;
+    let named = ent.fields.iter().any(|(f, spec)| {
+        matches!(spec.kind, protocol::schema::FieldType::Binary { .. })
+            && record.get(f).and_then(Value::as_str) == Some(name)
+    });
+    if !named || !files::is_plain_name(name) {
+        return Err(Error::NotFound);
+    }
+    Ok(files::dir(app, entity_name, id).join(name))
 }
 
 /// Password keys of a users write, checked and hashed apart from the fields.

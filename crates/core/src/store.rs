@@ -73,6 +73,29 @@ pub trait Store: Send + Sync + 'static {
     /// Applies one write in its own transaction (or savepoint) with its
     /// read-back, and answers only once it is durable.
     fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError>;
+
+    /// Persists a new job. With an `Idempotency-Key`, the key is claimed for the
+    /// operation in the same transaction; one already used in the last 24 h is
+    /// `DuplicateRequest` naming the job it started.
+    fn create_job(&self, job: &protocol::operation::Job, key: Option<&str>) -> Result<(), StoreError>;
+
+    /// Replaces a job's persisted state (durable when this returns).
+    fn put_job(&self, job: &protocol::operation::Job) -> Result<(), StoreError>;
+
+    /// A job by id.
+    fn job(&self, id: &str) -> Result<Option<protocol::operation::Job>, StoreError>;
+
+    /// At startup: every `queued` or `running` job becomes `interrupted`, keeping
+    /// its last progress. Returns how many. Such jobs are never re-run.
+    fn interrupt_jobs(&self, now: &str) -> Result<u64, StoreError>;
+
+    /// When a scheduled operation last ran (wire-form time), if ever.
+    fn last_run(&self, operation: &str) -> Result<Option<String>, StoreError>;
+
+    fn set_last_run(&self, operation: &str, at: &str) -> Result<(), StoreError>;
+
+    /// Appends an audit entry that is not a record write (an operation run).
+    fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError>;
 }
 
 /// What a migration did (or would refuse to do).

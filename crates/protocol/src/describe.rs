@@ -58,7 +58,7 @@ pub struct DescribedOperation {
     pub name: String,
     pub description: String,
     pub params: IndexMap<String, DescribedParam>,
-    /// `crud`, `http` or `job`.
+    /// `crud`, `http`, `job` or `native`.
     pub executor: String,
     pub destructive: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]

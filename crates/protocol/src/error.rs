@@ -75,9 +75,16 @@ error_codes! {
     Forbidden = ("forbidden", 403),
     InsufficientScope = ("insufficient_scope", 403),
     ApprovalRequired = ("approval_required", 428),
+    // An approval key that does not authorize this call: other params, another
+    // operation, already used, or expired.
+    ApprovalInvalid = ("approval_invalid", 403),
     RateLimited = ("rate_limited", 429),
     PayloadTooLarge = ("payload_too_large", 413),
     UnsupportedMediaType = ("unsupported_media_type", 415),
+    // The app's own backend process (operations with an `http` executor).
+    BackendError = ("backend_error", 502),
+    BackendUnavailable = ("backend_unavailable", 503),
+    BackendTimeout = ("backend_timeout", 504),
     // Everything unexpected. Never carries detail.
     Internal = ("internal", 500),
 }

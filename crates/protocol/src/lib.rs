@@ -8,6 +8,7 @@
 pub mod describe;
 pub mod error;
 pub mod identity;
+pub mod operation;
 pub mod page;
 pub mod receipt;
 pub mod schema;

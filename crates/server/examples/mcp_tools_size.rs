@@ -57,7 +57,11 @@ async fn main() {
 /// its `tools/list` answer.
 async fn measure(app_dir: &Path, extra: usize) -> String {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(app_dir.join("app.toml"), dir.path().join("app.toml")).unwrap();
+    for file in ["app.toml", "operations.json"] {
+        if app_dir.join(file).exists() {
+            std::fs::copy(app_dir.join(file), dir.path().join(file)).unwrap();
+        }
+    }
     let mut schema: Value =
         serde_json::from_str(&std::fs::read_to_string(app_dir.join("schema.json")).unwrap()).unwrap();
     for i in 0..extra {

@@ -1,8 +1,10 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
 pub mod auth;
+pub mod dashboard;
 pub mod discovery;
 pub mod identity;
+pub mod ops;
 pub mod records;
 
 use crate::realtime::Realtime;
@@ -21,6 +23,8 @@ use std::sync::Arc;
 
 /// The largest JSON body accepted.
 pub const MAX_BODY: usize = 1 << 20;
+/// The largest multipart body (files of binary fields) accepted.
+pub const MAX_UPLOAD: usize = 32 << 20;
 
 #[derive(Clone)]
 pub struct State {
@@ -54,13 +58,19 @@ pub fn router(state: State) -> Router {
             "/api/collections/{entity}/records/{id}",
             get(records::view).patch(records::update).delete(records::delete),
         )
+        .route("/api/_ops", get(ops::list))
+        .route("/api/ops/{name}", post(ops::invoke))
+        .route("/api/_jobs/{id}", get(ops::job))
         .route("/api/collections/{entity}/auth-with-password", post(auth::with_password))
         .route("/api/collections/{entity}/auth-refresh", post(auth::refresh))
         .route("/api/realtime", get(crate::realtime::connect).post(crate::realtime::subscribe))
         .route("/api/{*rest}", any(api_not_found))
-        .layer(DefaultBodyLimit::max(MAX_BODY));
+        .route("/api/files/{entity}/{id}/{name}", get(records::file))
+        // Multipart bodies carry files; JSON bodies are held to MAX_BODY by `json_body`.
+        .layer(DefaultBodyLimit::max(MAX_UPLOAD));
     let mut router = Router::new()
         .merge(api)
+        .merge(dashboard::routes())
         .route(discovery::CATALOG_PATH, get(discovery::catalog).options(discovery::preflight))
         .route(discovery::CARD_PATH, get(discovery::card).options(discovery::preflight));
     let ui = state.app.definition.ui_dir();
@@ -74,8 +84,44 @@ pub fn router(state: State) -> Router {
     router
         .layer(middleware::from_fn(discovery::link))
         .layer(middleware::from_fn(envelope_errors))
+        .layer(middleware::from_fn_with_state(state.clone(), cors))
         .with_state(state)
         .merge(mcp)
+}
+
+/// CORS for the origins app.toml allows. The app's own page is same-origin and
+/// needs none; any other origin gets no CORS headers, and its preflight is
+/// refused with the envelope, so a browser never lets a foreign page through.
+async fn cors(axum::extract::State(state): axum::extract::State<State>, request: Request, next: Next) -> Response {
+    let origin = request.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    // The discovery documents are public: they send their own `*` CORS headers.
+    let public = discovery::is_public(request.uri().path());
+    let Some(origin) = origin.filter(|_| !public) else { return next.run(request).await };
+    let allowed = a2app_core::access::origin_allowed(&state.app, &origin, state.port);
+    let preflight = request.method() == axum::http::Method::OPTIONS
+        && request.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    if preflight && !allowed {
+        return ApiError(Error::ForbiddenOrigin(origin)).into_response();
+    }
+    let mut response = if preflight { StatusCode::NO_CONTENT.into_response() } else { next.run(request).await };
+    if allowed {
+        let h = response.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&origin) {
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+        }
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        if preflight {
+            h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, PATCH, DELETE"));
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static(
+                    "content-type, authorization, idempotency-key, if-match, x-lui-agent, x-a2app-agent",
+                ),
+            );
+            h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+        }
+    }
+    response
 }
 
 /// An error on its way out: the envelope with the code's status.
@@ -147,6 +193,7 @@ pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
         token: text("x-lui-token").or_else(|| text("x-a2app-token")),
         authorization,
         agent: text("x-lui-agent").or_else(|| text("x-a2app-agent")),
+        fetch_site: text("sec-fetch-site"),
         port: state.port,
     }
 }
@@ -169,6 +216,9 @@ pub fn json_body(headers: &HeaderMap, body: &Bytes) -> ApiResult<Value> {
         )
         .expected("application/json");
         return Err(ApiError(Error::Invalid(vec![v])));
+    }
+    if body.len() > MAX_BODY {
+        return Err(ApiError(Error::PayloadTooLarge(MAX_BODY)));
     }
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));

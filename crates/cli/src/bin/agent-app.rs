@@ -46,6 +46,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // reqwest is built without a TLS provider (see docs/ARCHITECTURE.md): any
+    // client this process makes (operation backends included) needs ring's.
+    a2app_client::install_tls_provider();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { dir } => return check(&dir),
@@ -63,7 +66,26 @@ fn main() -> ExitCode {
 }
 
 fn check(dir: &Path) -> ExitCode {
-    match app::load(dir) {
+    let loaded = match app::load(dir) {
+        Ok(def) => match backend_routes(&def.config, &def.operations) {
+            routes if routes.is_empty() => Ok(def),
+            problems => Err(problems),
+        },
+        Err(mut problems) => {
+            // Every problem at once: the routes too, when app.toml and
+            // operations.json are sound on their own.
+            let config =
+                std::fs::read_to_string(dir.join(app::config::FILE)).ok().and_then(|t| app::config::parse(&t).ok());
+            let ops = std::fs::read_to_string(dir.join(app::operations::FILE))
+                .ok()
+                .and_then(|t| app::operations::parse(&t, None).ok());
+            if let (Some(config), Some(ops)) = (config, ops) {
+                problems.extend(backend_routes(&config, &ops));
+            }
+            Err(problems)
+        }
+    };
+    match loaded {
         Ok(def) => {
             let fields: usize = def.schema.entities.values().map(|e| e.fields.len()).sum();
             println!(
@@ -86,6 +108,40 @@ fn check(dir: &Path) -> ExitCode {
                 dir.display()
             );
             ExitCode::from(1)
+        }
+    }
+}
+
+/// The `http` operations against the routes the backend advertises, when it
+/// is reachable; an unreachable or silent backend is noted, not a failure
+/// (the gate must pass on a machine where the backend is not running).
+fn backend_routes(
+    config: &app::AppConfig,
+    operations: &[app::operations::Operation],
+) -> Vec<a2app_core::problem::Problem> {
+    use a2app_core::operations::Backend;
+    let Some(config) = &config.backend else { return Vec::new() };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("note: cannot check the backend's routes: {e}");
+            return Vec::new();
+        }
+    };
+    let backend = a2app_server::backend::HttpBackend::new(&config.url);
+    match runtime.block_on(backend.routes()) {
+        Ok(Some(routes)) => app::operations::check_routes(operations, &routes, &config.url),
+        Ok(None) => {
+            eprintln!(
+                "note: the backend at {} does not advertise its routes at {}; http routes were not checked",
+                config.url,
+                a2app_server::backend::ROUTES_PATH
+            );
+            Vec::new()
+        }
+        Err(e) => {
+            eprintln!("note: the backend at {} is not reachable ({e}); http routes were not checked", config.url);
+            Vec::new()
         }
     }
 }
@@ -114,6 +170,7 @@ fn serve(dir: &Path, http: &str, allow_destructive: bool) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(http).await.with_context(|| format!("cannot listen on {http}"))?;
         let addr = listener.local_addr()?;
         let app = Arc::new(app);
+        register(&app.definition, addr);
         eprintln!(
             "{} ({}) serving on http://{addr}\n  records API: http://{addr}/api/collections/{{entity}}/records\n  agent token: {}",
             app.definition.config.name,
@@ -122,6 +179,30 @@ fn serve(dir: &Path, http: &str, allow_destructive: bool) -> Result<()> {
         );
         a2app_server::run(app, listener, shutdown_signal()).await.context("the server stopped")
     })
+}
+
+/// Announces the app in the per-user registry, so `a2app ID` finds it on
+/// whatever port it got. A registry that cannot be written costs only that.
+fn register(def: &app::AppDefinition, addr: std::net::SocketAddr) {
+    let Some(config) = a2app_cli::config_dir() else { return };
+    // A wildcard bind is reached on loopback; the registry must name a host to dial.
+    let host = if addr.ip().is_unspecified() {
+        if addr.is_ipv4() { "127.0.0.1".to_owned() } else { "[::1]".to_owned() }
+    } else if addr.is_ipv6() {
+        format!("[{}]", addr.ip())
+    } else {
+        addr.ip().to_string()
+    };
+    let token_path = def.token_path();
+    let entry = a2app_client::registry::LocalApp {
+        id: def.config.id.clone(),
+        name: def.config.name.clone(),
+        url: format!("http://{host}:{}", addr.port()),
+        token_path: Some(std::fs::canonicalize(&token_path).unwrap_or(token_path)),
+    };
+    if let Err(e) = a2app_client::registry::register(&config, entry) {
+        tracing::warn!(error = %e, "cannot register the app for a2app");
+    }
 }
 
 async fn shutdown_signal() {

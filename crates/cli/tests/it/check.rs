@@ -21,7 +21,7 @@ fn schema_problem(schema: &str) -> (i32, String) {
 fn the_examples_pass() {
     let out = run(&["check", example("kanban").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok: kanban (3 entities, 20 fields, 0 operations)\n");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok: kanban (3 entities, 20 fields, 5 operations)\n");
 }
 
 #[test]

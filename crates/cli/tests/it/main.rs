@@ -3,14 +3,25 @@
 #![allow(clippy::unwrap_used)] // test helpers panic on purpose: a panic is a failed test
 
 mod check;
+mod client;
+mod ops;
 mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// `agent-app`, registering (when it serves) into a test-wide temp config
+/// directory, never the real home's.
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_agent-app"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-app"));
+    cmd.env("A2APP_CONFIG_DIR", shared_config());
+    cmd
+}
+
+fn shared_config() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir")).path()
 }
 
 pub fn run(args: &[&str]) -> Output {
@@ -45,7 +56,11 @@ pub struct Server {
 
 impl Server {
     pub fn start(dir: &Path, port: u16, extra: &[&str]) -> Server {
-        let mut cmd = bin();
+        Server::start_with(bin(), dir, port, extra)
+    }
+
+    /// Starts `cmd` (an `agent-app` command, with its environment set) serving `dir`.
+    pub fn start_with(mut cmd: Command, dir: &Path, port: u16, extra: &[&str]) -> Server {
         cmd.arg("serve").arg(dir).args(["--http", &format!("127.0.0.1:{port}")]).args(extra);
         let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("serve starts");
         // From here on, Drop kills and waits for the child, even if this panics.

@@ -56,10 +56,26 @@ async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
     let port = free_port();
     let server = Server::start(dir.path(), port, &[]);
     let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    a2app_client::install_tls_provider();
     let http = reqwest::Client::new();
     let (status, _) =
         post(&http, &server.url, &token, "lists", &json!({"name": "Keep me", "color": "red"})).await.unwrap();
     assert_eq!(status, 200);
+    let version = |url: String| {
+        let http = http.clone();
+        async move {
+            let id: Value = http.get(format!("{url}/api/_a2app")).send().await.unwrap().json().await.unwrap();
+            id["schemaVersion"].as_str().unwrap().to_owned()
+        }
+    };
+    let first_version = version(server.url.clone()).await;
+    drop(server);
+    // The same schema, reformatted, is the same version.
+    let text = std::fs::read_to_string(dir.path().join("schema.json")).unwrap();
+    let reformatted: Value = serde_json::from_str(&text).unwrap();
+    std::fs::write(dir.path().join("schema.json"), serde_json::to_string(&reformatted).unwrap()).unwrap();
+    let server = Server::start(dir.path(), free_port(), &[]);
+    assert_eq!(version(server.url.clone()).await, first_version);
     drop(server);
 
     let mut schema: Value =
@@ -88,6 +104,7 @@ async fn additive_changes_apply_and_destructive_ones_need_the_flag() {
         http.get(format!("{}/api/collections/lists/records", server.url)).send().await.unwrap().json().await.unwrap();
     assert_eq!(page["items"][0]["color"], "red");
     assert_eq!(page["items"][0]["archived"], false);
+    assert_ne!(version(server.url.clone()).await, first_version, "a changed schema is a new version");
     drop(server);
 
     write_schema(dir.path(), &dropped);
@@ -100,6 +117,7 @@ async fn every_acknowledged_create_survives_sigkill() {
     let port = free_port();
     let mut server = Server::start(dir.path(), port, &[]);
     let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    a2app_client::install_tls_provider();
     let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
     let (status, list) = post(&http, &server.url, &token, "lists", &json!({"name": "Burst"})).await.unwrap();
     assert_eq!(status, 200);

@@ -22,6 +22,8 @@ pub struct AppConfig {
     pub timezone: String,
     pub http: HttpConfig,
     pub limits: crate::limits::Limits,
+    /// The app's own backend process, which `http` operations call.
+    pub backend: Option<BackendConfig>,
     pub mcp: McpConfig,
     pub discovery: DiscoveryConfig,
 }
@@ -55,6 +57,12 @@ pub struct DiscoveryConfig {
     pub presentation: Option<serde_json::Value>,
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendConfig {
+    /// Base URL, e.g. `http://127.0.0.1:9000`; routes are appended to it.
+    pub url: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HttpConfig {
     /// Host names answered besides loopback (deployed mode).
@@ -83,6 +91,7 @@ pub fn parse(text: &str) -> Result<AppConfig, Problems> {
         limits: crate::limits::Limits::default(),
         mcp: McpConfig::default(),
         discovery: DiscoveryConfig::default(),
+        backend: None,
     };
     let mut saw_id = false;
     for (key, value) in &table {
@@ -115,12 +124,13 @@ pub fn parse(text: &str) -> Result<AppConfig, Problems> {
             },
             "http" => config.http = http(value, &path, &mut problems),
             "limits" => config.limits = limits(value, &path, &mut problems),
+            "backend" => config.backend = backend(value, &path, &mut problems),
             "mcp" => config.mcp = mcp(value, &path, &mut problems),
             "discovery" => config.discovery = super::presentation::discovery(value, &path, &mut problems),
             other => problems.push(
                 &path,
                 format!(
-                    "unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http, limits, mcp, discovery)"
+                    "unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http, limits, backend, mcp, discovery)"
                 ),
             ),
         }
@@ -204,6 +214,38 @@ fn mcp(value: &Value, path: &str, problems: &mut Problems) -> McpConfig {
     mcp
 }
 
+fn backend(value: &Value, path: &str, problems: &mut Problems) -> Option<BackendConfig> {
+    let Some(table) = value.as_table() else {
+        problems.push(path, "backend must be a table with a url");
+        return None;
+    };
+    let mut url = None;
+    for (key, value) in table {
+        let kpath = join(path, key);
+        match key.as_str() {
+            "url" => match value.as_str() {
+                Some(u) if is_base_url(u) => url = Some(u.trim_end_matches('/').to_owned()),
+                _ => problems.push(
+                    &kpath,
+                    "url must be an http:// base URL of the app's own backend process, like \"http://127.0.0.1:9000\" (no query)",
+                ),
+            },
+            other => problems.push(&kpath, format!("unknown key \"{other}\" (allowed: url)")),
+        }
+    }
+    if url.is_none() && !table.contains_key("url") {
+        problems.push(path, "missing \"url\": where the app's backend listens");
+    }
+    url.map(|url| BackendConfig { url })
+}
+
+fn is_base_url(url: &str) -> bool {
+    // Plain http only: the backend is the app's own process beside it, and the
+    // server's client is built without TLS.
+    let rest = url.strip_prefix("http://");
+    rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/') && !r.contains(['?', '#', ' ', '@']))
+}
+
 fn is_app_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 64
@@ -246,5 +288,17 @@ mod tests {
                 ("$.mcp.list".to_owned(), "unknown key \"list\" (allowed: tools)".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn reads_the_backend_url() {
+        let c = parse("id = \"a\"\nname = \"A\"\n[backend]\nurl = \"http://127.0.0.1:9000/\"\n").unwrap();
+        assert_eq!(c.backend, Some(BackendConfig { url: "http://127.0.0.1:9000".into() }));
+        for bad in ["https://x", "ftp://x", "http://", "http://x?y=1", "127.0.0.1:9000"] {
+            let err = parse(&format!("id = \"a\"\nname = \"A\"\n[backend]\nurl = \"{bad}\"\n")).unwrap_err();
+            assert_eq!(err.list[0].path, "$.backend.url", "{bad}");
+        }
+        let err = parse("id = \"a\"\nname = \"A\"\n[backend]\n").unwrap_err();
+        assert_eq!(err.list[0].path, "$.backend");
     }
 }

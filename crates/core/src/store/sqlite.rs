@@ -5,6 +5,7 @@
 //! returns only after the WAL is on disk, and no write is acknowledged before
 //! its COMMIT returned (see `writer`).
 
+mod jobs;
 mod migrate;
 pub mod query;
 mod row;
@@ -299,6 +300,39 @@ impl Store for SqliteStore {
             Ok(Written { row, receipt })
         })
     }
+
+    fn create_job(&self, job: &protocol::operation::Job, key: Option<&str>) -> Result<(), StoreError> {
+        let (job, key) = (job.clone(), key.map(str::to_owned));
+        self.on_writer(move |conn| jobs::create(conn, &job, key.as_deref()))
+    }
+
+    fn put_job(&self, job: &protocol::operation::Job) -> Result<(), StoreError> {
+        let job = job.clone();
+        self.on_writer(move |conn| jobs::put(conn, &job))
+    }
+
+    fn job(&self, id: &str) -> Result<Option<protocol::operation::Job>, StoreError> {
+        jobs::get(&*self.reader()?, id)
+    }
+
+    fn interrupt_jobs(&self, now: &str) -> Result<u64, StoreError> {
+        let now = now.to_owned();
+        self.on_writer(move |conn| jobs::interrupt(conn, &now))
+    }
+
+    fn last_run(&self, operation: &str) -> Result<Option<String>, StoreError> {
+        jobs::last_run(&*self.reader()?, operation)
+    }
+
+    fn set_last_run(&self, operation: &str, at: &str) -> Result<(), StoreError> {
+        let (operation, at) = (operation.to_owned(), at.to_owned());
+        self.on_writer(move |conn| jobs::set_last_run(conn, &operation, &at))
+    }
+
+    fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError> {
+        let receipt = receipt.clone();
+        self.on_writer(move |conn| jobs::audit(conn, &receipt))
+    }
 }
 
 fn read_by_id(conn: &Connection, name: &str, ent: &Entity, id: &str) -> Result<Option<Row>, StoreError> {
@@ -381,20 +415,7 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             params.push(Sql::Text(now.clone()));
             let marks = vec!["?"; cols.len()].join(", ");
             let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", cols.join(", "));
-            match conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter())) {
-                Ok(_) => {}
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
-                {
-                    return Err(StoreError::DuplicateId);
-                }
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-                {
-                    return Err(StoreError::NotUnique(unique_violation(&write.values)));
-                }
-                Err(e) => return Err(e.into()),
-            }
+            execute_row_write(conn, &sql, &params, &write.values)?;
             let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
             // A create rule judges the record as it would be stored.
@@ -426,15 +447,7 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             params.push(Sql::Text(now.clone()));
             params.push(Sql::Text(id.clone()));
             let sql = format!("UPDATE {table} SET {} WHERE \"id\" = ?", sets.join(", "));
-            match conn.prepare_cached(&sql)?.execute(params_from_iter(params.iter())) {
-                Ok(_) => {}
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-                {
-                    return Err(StoreError::NotUnique(unique_violation(&write.values)));
-                }
-                Err(e) => return Err(e.into()),
-            }
+            execute_row_write(conn, &sql, &params, &write.values)?;
             let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
             Ok((row, "update"))
@@ -454,6 +467,25 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             }
             Ok((current, "delete"))
         }
+    }
+}
+
+/// Runs an INSERT or UPDATE of one row, naming the constraint it broke.
+fn execute_row_write(
+    conn: &Connection,
+    sql: &str,
+    params: &[Sql],
+    values: &Map<String, Value>,
+) -> Result<(), StoreError> {
+    match conn.prepare_cached(sql)?.execute(params_from_iter(params.iter())) {
+        Ok(_) => Ok(()),
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+            Err(StoreError::DuplicateId)
+        }
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE => {
+            Err(StoreError::NotUnique(unique_violation(values)))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

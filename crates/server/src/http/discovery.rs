@@ -125,6 +125,7 @@ async fn base_url(state: &State, headers: &HeaderMap) -> ApiResult<String> {
     creds.origin = None;
     creds.token = None;
     creds.authorization = None;
+    creds.fetch_site = None;
     a2app_core::access::authorize(&state.app, &creds, Intent::Read).await?;
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("localhost");
     let deployed = state.app.definition.config.http.allowed_hosts.iter().any(|h| h == &host_name(headers));
@@ -263,4 +264,9 @@ pub async fn link(request: Request, next: Next) -> Response {
     parts.headers.remove(header::ETAG);
     parts.headers.remove(header::LAST_MODIFIED);
     Response::from_parts(parts, Body::from(page))
+}
+
+/// The paths of the public documents (their own CORS, `*`).
+pub fn is_public(path: &str) -> bool {
+    path == CATALOG_PATH || path == CARD_PATH
 }

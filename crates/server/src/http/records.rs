@@ -2,13 +2,16 @@
 
 use super::{ApiResult, State, caller, json_body, json_response};
 use a2app_core::access::Intent;
+use a2app_core::files::Upload;
 use a2app_core::records::{self, ListParams, Shape, WriteOptions};
 use a2app_core::store::RequestInfo;
 use axum::body::Bytes;
+use axum::extract::{FromRequest, Multipart, Request};
 use axum::extract::{Path, Query, State as S};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {
@@ -43,6 +46,7 @@ fn write_options(headers: &HeaderMap, shape: Shape) -> WriteOptions {
         // `If-Match` may be quoted like an ETag.
         if_match: text("if-match").map(|v| v.trim().trim_matches('"').to_owned()),
         shape,
+        files: Vec::new(),
     }
 }
 
@@ -89,11 +93,9 @@ pub async fn create(
     Path(entity): Path<String>,
     headers: HeaderMap,
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
-    body: Bytes,
+    request: Request,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write).await?;
-    let body = json_body(&headers, &body)?;
-    let opts = write_options(&headers, query(q).into());
+    let (caller, body, opts) = write_input(&state, &headers, query(q).into(), request).await?;
     let record = records::create(&state.app, &caller, &entity, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -103,11 +105,9 @@ pub async fn update(
     Path((entity, id)): Path<(String, String)>,
     headers: HeaderMap,
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
-    body: Bytes,
+    request: Request,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write).await?;
-    let body = json_body(&headers, &body)?;
-    let opts = write_options(&headers, query(q).into());
+    let (caller, body, opts) = write_input(&state, &headers, query(q).into(), request).await?;
     let record = records::update(&state.app, &caller, &entity, &id, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -120,4 +120,84 @@ pub async fn delete(
     let caller = caller(&state, &headers, Intent::Write).await?;
     records::delete(&state.app, &caller, &entity, &id, &write_options(&headers, Shape::default())).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// What every write handler needs: the caller, the decoded body, the options.
+async fn write_input(
+    state: &State,
+    headers: &HeaderMap,
+    shape: Shape,
+    request: Request,
+) -> ApiResult<(a2app_core::caller::Caller, Value, WriteOptions)> {
+    let caller = caller(state, headers, Intent::Write).await?;
+    let (body, files) = write_body(headers, request).await?;
+    let mut opts = write_options(headers, shape);
+    opts.files = files;
+    Ok((caller, body, opts))
+}
+
+/// A write's body: JSON, or multipart with files for binary fields. In a
+/// multipart body the record's values come in an `@jsonPayload` part (what the
+/// PocketBase SDK sends) or as text parts, which stay strings for the guard.
+async fn write_body(headers: &HeaderMap, request: Request) -> ApiResult<(Value, Vec<Upload>)> {
+    let is_multipart = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("multipart/form-data"));
+    if !is_multipart {
+        let bytes = Bytes::from_request(request, &())
+            .await
+            .map_err(|_| a2app_core::Error::PayloadTooLarge(super::MAX_UPLOAD))?;
+        if bytes.len() > super::MAX_BODY {
+            return Err(a2app_core::Error::PayloadTooLarge(super::MAX_BODY).into());
+        }
+        return Ok((json_body(headers, &bytes)?, Vec::new()));
+    }
+    let bad = |why: String| {
+        a2app_core::Error::Invalid(vec![
+            protocol::Violation::new(protocol::ErrorCode::InvalidJson, why).expected("multipart/form-data"),
+        ])
+    };
+    let mut multipart = Multipart::from_request(request, &())
+        .await
+        .map_err(|e| bad(format!("the multipart body cannot be read: {e}")))?;
+    let mut values = Map::new();
+    let mut files = Vec::new();
+    while let Some(part) =
+        multipart.next_field().await.map_err(|e| bad(format!("the multipart body is malformed: {e}")))?
+    {
+        let name = part.name().unwrap_or_default().to_owned();
+        let filename = part.file_name().map(str::to_owned);
+        let content_type = part.content_type().unwrap_or("application/octet-stream").to_owned();
+        let bytes = part.bytes().await.map_err(|e| bad(format!("a multipart part cannot be read: {e}")))?;
+        match filename {
+            Some(filename) => files.push(Upload { field: name, filename, content_type, bytes: bytes.to_vec() }),
+            None if name == "@jsonPayload" => match serde_json::from_slice::<Value>(&bytes) {
+                Ok(Value::Object(map)) => values.extend(map),
+                _ => return Err(bad("@jsonPayload must be a JSON object".into()).into()),
+            },
+            None => {
+                values.insert(name, Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    Ok((Value::Object(values), files))
+}
+
+/// `GET /api/files/{entity}/{id}/{name}`: a stored file, as visible as its record.
+pub async fn file(
+    S(state): S<State>,
+    Path((entity, id, name)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let caller = caller(&state, &headers, Intent::Read).await?;
+    let path = records::file(&state.app, &caller, &entity, &id, &name).await?;
+    let bytes = tokio::fs::read(&path).await.map_err(|_| a2app_core::Error::NotFound)?;
+    let headers = [
+        (axum::http::header::CONTENT_TYPE, a2app_core::files::content_type(&name)),
+        // Stored files are data, never pages: no sniffing, no inline scripts.
+        (axum::http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (axum::http::header::CONTENT_SECURITY_POLICY, "default-src 'none'; sandbox"),
+    ];
+    Ok((headers, bytes).into_response())
 }

@@ -8,9 +8,9 @@
 //! is a thin adapter: decode the arguments, one `a2app_core` call, encode the
 //! answer as `structuredContent` plus a text block.
 //!
-//! Operations (`run_operation`, `job_status`, and in `full` mode one typed
-//! tool per operation) slot in here once the operations runtime is in core:
-//! see `operation_tools`.
+//! When the app has operations, `run_operation` and `job_status` join them,
+//! and in `full` mode one typed tool per operation (`operation_tools`), all
+//! over `core::operations` and `core::jobs` like `POST /api/ops/{name}`.
 
 use super::Call;
 use crate::http::State;
@@ -26,11 +26,6 @@ use protocol::{ErrorCode, Violation};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
-
-/// Whether the operations runtime serves `run_operation` and `job_status`.
-/// The tools below are generated already; they are listed once
-/// `a2app_core::operations` exists and `call` routes them to it.
-const OPERATIONS_SERVED: bool = false;
 
 /// The instructions sent with `initialize` and `server/discover`: what the
 /// app is and which entities it has (kept out of the tool schemas so their
@@ -50,13 +45,11 @@ pub fn instructions(app: &App) -> String {
     text
 }
 
-/// Every tool, in a fixed order: the compact surface, then (when served) the
-/// operation tools.
+/// Every tool, in a fixed order: the compact surface, then the operation
+/// tools (none when the app has no operations).
 pub fn list(app: &App) -> Vec<Tool> {
     let mut defs = compact();
-    if OPERATIONS_SERVED {
-        defs.extend(operation_tools(&app.definition));
-    }
+    defs.extend(operation_tools(&app.definition));
     defs.into_iter().filter_map(|def| serde_json::from_value(def).ok()).collect()
 }
 
@@ -77,7 +70,7 @@ fn shape_params() -> (Value, Value) {
 
 fn key_param() -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": 255,
-        "description": "Idempotency key: repeating a write with the same key writes nothing and answers duplicate_request naming the first record. Send one whenever you might retry."})
+        "description": "Makes a retry safe: a repeat with this key writes nothing (duplicate_request)."})
 }
 
 fn schema(properties: Value, required: &[&str]) -> Value {
@@ -107,7 +100,7 @@ fn compact() -> Vec<Value> {
     vec![
         json!({
             "name": "describe",
-            "description": "Read the app's model: entities, fields (types, limits, required), operations and conventions. Call it first. path narrows it: an entity (cards), a field (cards/fields/title), operations, conventions.",
+            "description": "The app's model: entities, fields (types, limits), operations, conventions. Call it first. path narrows it: cards, cards/fields/title, operations.",
             "inputSchema": schema(json!({"path": {"type": "string", "description": "Part to read; omit for all."}}), &[]),
             "annotations": annotations("Describe the app", true, false, true),
         }),
@@ -148,7 +141,7 @@ fn compact() -> Vec<Value> {
                 "entity": entity_param(),
                 "id": id_param(),
                 "record": {"type": "object", "description": "Only the fields to change."},
-                "ifMatch": {"type": "string", "description": "The record's updated value as you read it; if it changed since, nothing is written (version_conflict)."},
+                "ifMatch": {"type": "string", "description": "The updated value you read; if the record changed since, nothing is written (version_conflict)."},
                 "idempotencyKey": key_param(),
             }), &["entity", "id", "record"]),
             "annotations": annotations("Update a record", false, true, true),
@@ -173,18 +166,18 @@ fn operation_tools(def: &AppDefinition) -> Vec<Value> {
     let mut out = vec![
         json!({
             "name": "run_operation",
-            "description": "Run one of the app's operations (describe lists them with their params). A destructive one first answers approval_required with an approvalKey: ask the person, then repeat the call with it.",
+            "description": "Run an operation (describe lists them). A destructive one answers approval_required with an approvalKey: ask the person, then repeat the call with it. A job answers a jobId.",
             "inputSchema": schema(json!({
                 "name": {"type": "string", "description": "Operation name."},
                 "params": {"type": "object", "description": "The operation's params."},
-                "approvalKey": {"type": "string", "description": "From approval_required, once a person confirmed."},
+                "approvalKey": {"type": "string", "description": "From approval_required, after a person confirmed."},
                 "idempotencyKey": key_param(),
             }), &["name"]),
             "annotations": annotations("Run an operation", false, ops.iter().any(|o| o.destructive), false),
         }),
         json!({
             "name": "job_status",
-            "description": "Read a job's state and progress (a job operation answers its jobId).",
+            "description": "A job's state and progress.",
             "inputSchema": schema(json!({"jobId": {"type": "string", "description": "The job id."}}), &["jobId"]),
             "annotations": annotations("Job status", true, false, true),
         }),
@@ -193,6 +186,12 @@ fn operation_tools(def: &AppDefinition) -> Vec<Value> {
         out.extend(ops.iter().map(operation_tool));
     }
     out
+}
+
+/// A crud `list` operation only reads; every other kind may write.
+fn reads_only(op: &Operation) -> bool {
+    use a2app_core::app::operations::{CrudAction, Executor};
+    matches!(&op.run, Executor::Crud(c) if c.action == CrudAction::List) && !op.destructive
 }
 
 /// One typed tool for one operation.
@@ -212,6 +211,9 @@ fn operation_tool(op: &Operation) -> Value {
         if let Some(d) = &p.default {
             prop["default"] = d.clone();
         }
+        if !p.description.is_empty() {
+            prop["description"] = json!(p.description);
+        }
         if p.required {
             required.push(p.name.as_str());
         }
@@ -220,7 +222,7 @@ fn operation_tool(op: &Operation) -> Value {
     if op.destructive {
         properties.insert(
             "approvalKey".into(),
-            json!({"type": "string", "description": "From approval_required, once a person confirmed."}),
+            json!({"type": "string", "description": "From approval_required, after a person confirmed."}),
         );
     }
     let description =
@@ -229,7 +231,7 @@ fn operation_tool(op: &Operation) -> Value {
         "name": op.name,
         "description": description,
         "inputSchema": schema(Value::Object(properties), &required),
-        "annotations": annotations(&op.name, false, op.destructive, false),
+        "annotations": annotations(&op.name, reads_only(op), op.destructive, false),
     })
 }
 
@@ -247,14 +249,14 @@ pub(crate) async fn call(
         "query" => query(app, origin.caller, &args).await,
         "get" => get(app, origin.caller, &args).await,
         "create" | "update" | "delete" => write(state, origin, name, &args).await,
-        // Once `a2app_core::operations` is in core (OPERATIONS_SERVED), with a
-        // write-authorized caller as in `write`:
-        //   "run_operation" → operations::invoke(app, &caller, <name>,
-        //       Invocation::new(<params>).approval(<approvalKey>).idempotency_key(<idempotencyKey>)),
-        //       `Answer::Done` / `Answer::Started` as structuredContent; approval_required
-        //       (with its approval key) comes back as an isError result like any app error;
-        //   "job_status" → jobs::get(app, <jobId>);
-        //   an operation's own name (full mode) → the same invoke with the arguments as params.
+        "run_operation" | "job_status" if !app.definition.operations.is_empty() => {
+            operation(state, origin, name, &args).await
+        }
+        _ if app.definition.config.mcp.tools == ToolSurface::Full
+            && app.definition.operations.iter().any(|o| o.name == name) =>
+        {
+            typed_operation(state, origin, name, &args).await
+        }
         _ => {
             return Err(ErrorData::invalid_params(
                 format!("no tool named {name}; tools/list names them"),
@@ -376,8 +378,11 @@ async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, 
     let caller = crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
     let app = &state.app;
     let entity = required(args, "entity")?;
-    let opts =
-        WriteOptions { key: text(args, "idempotencyKey")?, if_match: text(args, "ifMatch")?, shape: Shape::default() };
+    let opts = WriteOptions {
+        key: text(args, "idempotencyKey")?,
+        if_match: text(args, "ifMatch")?,
+        ..WriteOptions::default()
+    };
     let record = || -> Result<Value, Error> {
         match args.get("record") {
             Some(v @ Value::Object(_)) => Ok(v.clone()),
@@ -401,6 +406,65 @@ async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, 
     Ok(Answer { value: Value::Object(stored), text })
 }
 
+/// `run_operation` and `job_status`.
+async fn operation(state: &State, origin: &Call<'_>, tool: &str, args: &Map<String, Value>) -> Result<Answer, Error> {
+    if tool == "job_status" {
+        let job = a2app_core::jobs::get(&state.app, &required(args, "jobId")?).await?;
+        return Answer::json(job);
+    }
+    let name = required(args, "name")?;
+    let params = match args.get("params") {
+        None | Some(Value::Null) => Value::Null,
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(other) => return Err(bad_param("params", "an object of the operation's params", other)),
+    };
+    invoke(state, origin, &name, params, args).await
+}
+
+/// A `full` mode tool: the arguments are the operation's params.
+async fn typed_operation(
+    state: &State,
+    origin: &Call<'_>,
+    name: &str,
+    args: &Map<String, Value>,
+) -> Result<Answer, Error> {
+    let mut params = args.clone();
+    params.remove("approvalKey");
+    params.remove("idempotencyKey");
+    invoke(state, origin, name, Value::Object(params), args).await
+}
+
+/// Runs an operation as `POST /api/ops/{name}` does: a write-authorized
+/// caller, the approval key of a destructive one, the idempotency key.
+async fn invoke(
+    state: &State,
+    origin: &Call<'_>,
+    name: &str,
+    params: Value,
+    args: &Map<String, Value>,
+) -> Result<Answer, Error> {
+    use a2app_core::operations::{Answer as Ran, Invocation};
+    let caller = crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+    let invocation =
+        Invocation::new(params).approval(text(args, "approvalKey")?).idempotency_key(text(args, "idempotencyKey")?);
+    match a2app_core::operations::invoke(&state.app, &caller, name, invocation).await? {
+        Ran::Done(done) => {
+            let text = (!done.receipts.is_empty())
+                .then(|| done.receipts.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("\n"));
+            let mut answer = Answer::json(done)?;
+            answer.text = text;
+            Ok(answer)
+        }
+        Ran::Started(started) => {
+            let text =
+                format!("Started job {} ({}); read its progress with job_status.", started.job_id, started.operation);
+            let mut answer = Answer::json(started)?;
+            answer.text = Some(text);
+            Ok(answer)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -415,8 +479,8 @@ mod tests {
                 "operations.json",
                 r#"[{"name":"archive_done","description":"Archive finished notes.","destructive":true,
                      "params":{"older_than":{"type":"number","required":true},"mode":{"type":"string","enum":["soft","hard"],"default":"soft"}},
-                     "executor":{"kind":"crud","entity":"notes","action":"delete"}},
-                    {"name":"export","params":{},"executor":{"kind":"job"}}]"#
+                     "executor":{"kind":"crud","entity":"notes","action":"delete","filter":"title = ''"}},
+                    {"name":"export","params":{},"executor":{"kind":"job","run":"export"}}]"#
                     .to_owned(),
             ),
         ];

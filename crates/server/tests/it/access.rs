@@ -39,3 +39,74 @@ async fn unknown_hosts_are_refused_by_name() {
     assert_eq!(body["host"], "evil.example");
     assert!(body["message"].as_str().unwrap().contains("allowed_hosts"));
 }
+
+/// What a browser on another site sends: a preflight, then (if it were let
+/// through) the write itself with its Origin and fetch metadata.
+#[tokio::test]
+async fn a_foreign_page_in_a_browser_is_refused() {
+    let t = TestApp::kanban().await;
+    let url = format!("{}/api/collections/lists/records", t.url);
+    let preflight = t
+        .http
+        .request(reqwest::Method::OPTIONS, &url)
+        .header("Origin", "https://evil.example")
+        .header("Access-Control-Request-Method", "POST")
+        .header("Access-Control-Request-Headers", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status().as_u16(), 403);
+    assert!(preflight.headers().get("access-control-allow-origin").is_none());
+    let write = t
+        .http
+        .post(&url)
+        .header("Origin", "https://evil.example")
+        .header("Sec-Fetch-Site", "cross-site")
+        .header("Sec-Fetch-Mode", "cors")
+        .header("content-type", "text/plain")
+        .body(json!({"name": "planted"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status().as_u16(), 403);
+    assert!(write.headers().get("access-control-allow-origin").is_none());
+    let body: serde_json::Value = write.json().await.unwrap();
+    assert_eq!(body["code"], "forbidden_origin");
+    let (_, page) = t.call("GET", "/api/collections/lists/records", None).await;
+    assert_eq!(page["totalItems"], 0, "nothing was written");
+    // A `no-cors` GET from another site carries no Origin; fetch metadata gives it away.
+    let read = t
+        .http
+        .get(&url)
+        .header("Sec-Fetch-Site", "cross-site")
+        .header("Sec-Fetch-Mode", "no-cors")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status().as_u16(), 403);
+    let same = t.http.get(&url).header("Sec-Fetch-Site", "same-origin").send().await.unwrap();
+    assert_eq!(same.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn an_allowed_origin_gets_cors_and_may_write() {
+    let t = TestApp::with_config(|toml| {
+        toml.replace("allowed_origins = []", "allowed_origins = [\"https://board.example.com\"]")
+    })
+    .await;
+    let url = format!("{}/api/collections/lists/records", t.url);
+    let preflight = t
+        .http
+        .request(reqwest::Method::OPTIONS, &url)
+        .header("Origin", "https://board.example.com")
+        .header("Access-Control-Request-Method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status().as_u16(), 204);
+    assert_eq!(preflight.headers()["access-control-allow-origin"], "https://board.example.com");
+    let req = t.http.post(&url).header("Origin", "https://board.example.com");
+    let (status, created) = t.send(req, Some(json!({"name": "from the allowed page"}))).await;
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(created["_receipt"]["caller"], "own_ui");
+}

@@ -5,9 +5,12 @@
 
 mod access;
 mod contract;
+mod dashboard;
 mod discovery;
+mod files;
 mod guard;
 mod mcp;
+mod ops;
 mod records;
 mod users;
 
@@ -23,7 +26,7 @@ pub struct TestApp {
     pub app: Arc<App>,
     pub clock: Arc<FixedClock>,
     pub http: reqwest::Client,
-    _dir: tempfile::TempDir,
+    pub dir: tempfile::TempDir,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -38,30 +41,56 @@ impl TestApp {
 
     /// Serves a copy of `examples/kanban` with its app.toml rewritten by `edit`.
     pub async fn with_config(edit: impl Fn(&str) -> String) -> TestApp {
-        TestApp::serve(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban"), edit).await
+        TestApp::build(edit, None, a2app_core::operations::Registry::default()).await
+    }
+
+    /// Serves a copy of `examples/kanban` with its app.toml rewritten by
+    /// `edit`, its operations.json replaced when given, and native handlers.
+    pub async fn build(
+        edit: impl Fn(&str) -> String,
+        operations: Option<&str>,
+        registry: a2app_core::operations::Registry,
+    ) -> TestApp {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
+        TestApp::serve(&root, edit, operations, registry).await
     }
 
     /// Serves a copy of a fixture app under `tests/fixtures/`.
     pub async fn fixture(name: &str) -> TestApp {
-        TestApp::serve(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name), |t| t.to_owned()).await
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+        TestApp::serve(&root, |t| t.to_owned(), None, a2app_core::operations::Registry::default()).await
     }
 
-    async fn serve(root: &Path, edit: impl Fn(&str) -> String) -> TestApp {
+    async fn serve(
+        root: &Path,
+        edit: impl Fn(&str) -> String,
+        operations: Option<&str>,
+        registry: a2app_core::operations::Registry,
+    ) -> TestApp {
+        // reqwest has no built-in TLS provider in this workspace (see docs/ARCHITECTURE.md);
+        // installed before the server starts, since it builds the backend's client.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = tempfile::tempdir().expect("temp dir");
         for file in ["app.toml", "schema.json", "operations.json"] {
             if root.join(file).exists() {
                 std::fs::copy(root.join(file), dir.path().join(file)).expect("copy example");
             }
         }
-        if root.join("ui/index.html").exists() {
+        // Fixtures bring their own page; the kanban copy stays without its ui/.
+        if root.join("ui/index.html").exists() && root.starts_with(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"))
+        {
             std::fs::create_dir(dir.path().join("ui")).expect("ui dir");
             std::fs::copy(root.join("ui/index.html"), dir.path().join("ui/index.html")).expect("copy ui");
         }
         let toml = std::fs::read_to_string(dir.path().join("app.toml")).expect("app.toml");
         std::fs::write(dir.path().join("app.toml"), edit(&toml)).expect("write app.toml");
+        if let Some(ops) = operations {
+            std::fs::write(dir.path().join("operations.json"), ops).expect("write operations.json");
+        }
         let def = a2app_core::app::load(dir.path()).expect("example loads");
         let clock = Arc::new(FixedClock::new(NOW.parse().expect("instant")));
-        let (app, _) = App::open(def, OpenOptions { allow_destructive: false, clock: clock.clone() }).expect("open");
+        let options = OpenOptions { clock: clock.clone(), operations: registry, ..OpenOptions::default() };
+        let (app, _) = App::open(def, options).expect("open");
         let app = Arc::new(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
@@ -70,7 +99,7 @@ impl TestApp {
             let _ = stopped.await;
         }));
         let token = app.agent_token.clone();
-        TestApp { url, token, app, clock, http: reqwest::Client::new(), _dir: dir, _stop: stop }
+        TestApp { url, token, app, clock, http: reqwest::Client::new(), dir, _stop: stop }
     }
 
     /// Sends a request with the agent token and returns status and JSON body.

@@ -46,7 +46,7 @@ async fn the_compact_surface_is_listed_in_order_with_honest_annotations() {
     let t = TestApp::kanban().await;
     let (status, list) = rpc(&t, &[], "tools/list", json!({})).await;
     assert_eq!(status, 200, "{list}");
-    assert_eq!(names(&list), ["describe", "query", "get", "create", "update", "delete"]);
+    assert_eq!(names(&list), ["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status"]);
     let tools = list["result"]["tools"].as_array().unwrap();
     let hints: Vec<(bool, Option<bool>, Option<bool>)> = tools
         .iter()
@@ -64,6 +64,9 @@ async fn the_compact_surface_is_listed_in_order_with_honest_annotations() {
             (false, Some(false), Some(false)),
             (false, Some(true), Some(true)),
             (false, Some(true), Some(true)),
+            // kanban's clear_done is destructive, so run_operation may be.
+            (false, Some(true), Some(false)),
+            (true, None, None),
         ]
     );
     let query = &tools[1]["inputSchema"];
@@ -80,7 +83,8 @@ async fn the_tool_list_does_not_grow_with_the_schema() {
     let notes = TestApp::fixture("notes").await;
     let (_, a) = rpc(&kanban, &[], "tools/list", json!({})).await;
     let (_, b) = rpc(&notes, &[], "tools/list", json!({})).await;
-    assert_eq!(a["result"]["tools"], b["result"]["tools"]);
+    // notes has no operations, so no operation tools; the rest is the same.
+    assert_eq!(a["result"]["tools"].as_array().unwrap()[..6], b["result"]["tools"].as_array().unwrap()[..]);
 }
 
 #[tokio::test]
@@ -283,4 +287,69 @@ async fn prompts_are_the_presentation_examples() {
     assert!(message["content"]["text"].as_str().unwrap().starts_with("Which cards"), "{got}");
     let (_, missing) = rpc(&t, &[], "prompts/get", json!({"name": "nope"})).await;
     assert_eq!(missing["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn operations_run_through_mcp_with_the_approval_round_trip() {
+    let t = TestApp::kanban().await;
+    let list = tool(&t, "create", json!({"entity": "lists", "record": {"name": "To Do"}})).await;
+    let list_id = list["structuredContent"]["id"].as_str().unwrap().to_owned();
+    let card = tool(&t, "create", json!({"entity": "cards", "record": {"title": "Eat", "list": list_id}})).await;
+    let card_id = card["structuredContent"]["id"].as_str().unwrap().to_owned();
+
+    let done = tool(&t, "run_operation", json!({"name": "complete_card", "params": {"card": card_id}})).await;
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(done["structuredContent"]["receipts"][0]["action"], "update");
+    assert_eq!(done["content"][0]["text"], done["structuredContent"]["receipts"][0]["text"]);
+
+    // Destructive: approval_required with a key, then the same call with it.
+    let clear = json!({"name": "clear_done", "params": {}});
+    let first = tool(&t, "run_operation", clear.clone()).await;
+    assert_eq!(first["isError"], true);
+    assert_eq!(first["structuredContent"]["code"], "approval_required", "{first}");
+    let key = first["structuredContent"]["approvalKey"].as_str().unwrap();
+    let mut approved = clear.clone();
+    approved["approvalKey"] = json!(key);
+    let second = tool(&t, "run_operation", approved).await;
+    assert_eq!(second["isError"], false, "{second}");
+    assert_eq!(second["structuredContent"]["result"]["deleted"], 1);
+    let (status, _) = t.call("GET", &format!("/api/collections/cards/records/{card_id}"), None).await;
+    assert_eq!(status, 404);
+
+    // A job answers its id; job_status reads it.
+    let started = tool(&t, "run_operation", json!({"name": "export_board"})).await;
+    let job_id = started["structuredContent"]["jobId"].as_str().unwrap().to_owned();
+    assert!(started["content"][0]["text"].as_str().unwrap().contains("job_status"));
+    let status = tool(&t, "job_status", json!({"jobId": job_id})).await;
+    assert_eq!(status["structuredContent"]["id"], job_id.as_str(), "{status}");
+
+    let unknown = tool(&t, "run_operation", json!({"name": "nope"})).await;
+    assert_eq!(unknown["structuredContent"]["code"], "unknown_operation");
+    // Operations are writes: without the token they are refused.
+    let (_, r) =
+        rpc(&t, &[], "tools/call", json!({"name": "run_operation", "arguments": {"name": "export_board"}})).await;
+    assert_eq!(r["result"]["structuredContent"]["code"], "unauthorized", "{r}");
+}
+
+#[tokio::test]
+async fn full_mode_adds_one_typed_tool_per_operation() {
+    let t = TestApp::with_config(|toml| format!("{toml}\n[mcp]\ntools = \"full\"\n")).await;
+    let (_, list) = rpc(&t, &[], "tools/list", json!({})).await;
+    assert_eq!(
+        names(&list)[6..],
+        ["run_operation", "job_status", "move_card", "complete_card", "cards_in_list", "clear_done", "export_board"]
+    );
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let cards_in_list = &tools[10];
+    assert_eq!(cards_in_list["annotations"]["readOnlyHint"], true);
+    assert_eq!(cards_in_list["inputSchema"]["required"], json!(["list"]));
+    assert_eq!(cards_in_list["inputSchema"]["properties"]["include_done"]["type"], "boolean");
+    assert_eq!(tools[11]["annotations"]["destructiveHint"], true);
+
+    let made = tool(&t, "create", json!({"entity": "lists", "record": {"name": "L"}})).await;
+    let id = made["structuredContent"]["id"].as_str().unwrap();
+    let page = tool(&t, "cards_in_list", json!({"list": id})).await;
+    assert_eq!(page["isError"], false, "{page}");
+    let first = tool(&t, "clear_done", json!({})).await;
+    assert_eq!(first["structuredContent"]["code"], "approval_required");
 }

@@ -27,6 +27,12 @@ const INTERNAL_TABLES: &str = "
     CREATE INDEX IF NOT EXISTS _a2app_audit_at ON _a2app_audit (at);
     CREATE TABLE IF NOT EXISTS _a2app_auth (
         user_id TEXT PRIMARY KEY NOT NULL, password_hash TEXT NOT NULL, token_key TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS _a2app_jobs (
+        id TEXT PRIMARY KEY NOT NULL, operation TEXT NOT NULL, state TEXT NOT NULL, job TEXT NOT NULL,
+        created TEXT NOT NULL, updated TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS _a2app_jobs_state ON _a2app_jobs (state);
+    CREATE TABLE IF NOT EXISTS _a2app_schedule (
+        operation TEXT PRIMARY KEY NOT NULL, last_run TEXT NOT NULL);
 ";
 
 /// Runs inside the writer's savepoint: a refusal rolls every step back.
@@ -94,12 +100,7 @@ impl Plan<'_> {
         let columns = columns(self.tx, name)?;
         for (field, spec) in &entity.fields {
             let Some(decl) = columns.get(field) else {
-                self.tx.execute_batch(&format!(
-                    "ALTER TABLE {} ADD COLUMN {} {}",
-                    quote(name),
-                    quote(field),
-                    column_decl(&spec.kind)
-                ))?;
+                self.add_column(name, field, &spec.kind)?;
                 self.applied.push(format!("added field {name}.{field}"));
                 continue;
             };
@@ -121,14 +122,8 @@ impl Plan<'_> {
                 ));
                 continue;
             }
-            self.drop_indexes_on(name, field)?;
-            self.tx.execute_batch(&format!("ALTER TABLE {} DROP COLUMN {}", quote(name), quote(field)))?;
-            self.tx.execute_batch(&format!(
-                "ALTER TABLE {} ADD COLUMN {} {}",
-                quote(name),
-                quote(field),
-                column_decl(&spec.kind)
-            ))?;
+            self.drop_column(name, field)?;
+            self.add_column(name, field, &spec.kind)?;
             self.applied.push(format!(
                 "changed the type of {name}.{field} from {from} to {} ({held} values reset)",
                 spec.kind.name()
@@ -143,11 +138,20 @@ impl Plan<'_> {
                 self.refused.push(format!("dropping field {name}.{column} would lose its values in {held} records"));
                 continue;
             }
-            self.drop_indexes_on(name, column)?;
-            self.tx.execute_batch(&format!("ALTER TABLE {} DROP COLUMN {}", quote(name), quote(column)))?;
+            self.drop_column(name, column)?;
             self.applied.push(format!("dropped field {name}.{column} ({held} values)"));
         }
         self.sync_indexes(name, entity)
+    }
+
+    fn add_column(&mut self, table: &str, column: &str, kind: &FieldType) -> Result<(), StoreError> {
+        let sql = format!("ALTER TABLE {} ADD COLUMN {} {}", quote(table), quote(column), column_decl(kind));
+        Ok(self.tx.execute_batch(&sql)?)
+    }
+
+    fn drop_column(&mut self, table: &str, column: &str) -> Result<(), StoreError> {
+        self.drop_indexes_on(table, column)?;
+        Ok(self.tx.execute_batch(&format!("ALTER TABLE {} DROP COLUMN {}", quote(table), quote(column)))?)
     }
 
     /// Rows whose column holds something other than its empty value.

@@ -1,0 +1,334 @@
+//! How results and failures are shown: readable text for people, one JSON
+//! object on stdout with `--json` for agents, and the exit code.
+//!
+//! Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable.
+
+use a2app_client::api::CallError;
+use a2app_client::coerce::{Candidate, Problem};
+use a2app_client::gate::GateError;
+use a2app_client::session::ConnectError;
+use serde_json::{Value, json};
+use std::io::Write;
+
+pub const OK: u8 = 0;
+pub const NOTHING_FOUND: u8 = 1;
+pub const REFUSED: u8 = 2;
+pub const UNREACHABLE: u8 = 3;
+
+#[derive(Clone, Copy)]
+pub struct Out {
+    pub json: bool,
+}
+
+impl Out {
+    /// A success: the JSON document, or the text for people.
+    pub fn done(&self, doc: Value, text: &str) {
+        // A closed pipe (`a2app … | head`) is the reader's choice, not an error.
+        if self.json {
+            let _ = writeln!(std::io::stdout(), "{doc}");
+        } else if !text.is_empty() {
+            let _ = writeln!(std::io::stdout(), "{}", text.trim_end());
+        }
+    }
+
+    /// A note for people only (stderr), e.g. the first-contact announcement.
+    pub fn note(&self, text: &str) {
+        eprintln!("{text}");
+    }
+
+    pub fn fail(&self, f: &Failure) -> u8 {
+        if self.json {
+            let _ = writeln!(std::io::stdout(), "{}", f.to_json());
+        } else {
+            let _ = writeln!(std::io::stderr(), "{}", f.to_text());
+        }
+        f.exit
+    }
+}
+
+/// Why a command did not do what was asked, and what to do about it.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub exit: u8,
+    pub code: String,
+    pub field: Option<String>,
+    pub message: String,
+    pub fix: Option<String>,
+    pub expected: Option<String>,
+    pub got: Option<Value>,
+    pub candidates: Vec<Candidate>,
+    /// Every problem when there are several (the first is echoed above).
+    pub violations: Vec<Value>,
+    /// Code-specific context (e.g. `host`, `approvalKey`, `plan`).
+    pub extra: serde_json::Map<String, Value>,
+}
+
+impl Failure {
+    pub fn new(exit: u8, code: &str, message: impl Into<String>) -> Failure {
+        Failure {
+            exit,
+            code: code.into(),
+            field: None,
+            message: message.into(),
+            fix: None,
+            expected: None,
+            got: None,
+            candidates: vec![],
+            violations: vec![],
+            extra: Default::default(),
+        }
+    }
+
+    pub fn fix(mut self, fix: impl Into<String>) -> Failure {
+        self.fix = Some(fix.into());
+        self
+    }
+
+    pub fn with(mut self, key: &str, value: Value) -> Failure {
+        self.extra.insert(key.into(), value);
+        self
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        for (key, value) in [
+            ("field", self.field.clone().map(Value::from)),
+            ("fix", self.fix.clone().map(Value::from)),
+            ("expected", self.expected.clone().map(Value::from)),
+            ("got", self.got.clone()),
+        ] {
+            if let Some(v) = value {
+                error[key] = v;
+            }
+        }
+        if !self.candidates.is_empty() {
+            error["candidates"] = json!(self.candidates);
+        }
+        if !self.violations.is_empty() {
+            error["violations"] = Value::from(self.violations.clone());
+        }
+        for (k, v) in &self.extra {
+            error[k] = v.clone();
+        }
+        json!({"ok": false, "exit": self.exit, "error": error})
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut text = match &self.field {
+            Some(f) => format!("error: {} ({f}): {}", self.code, self.message),
+            None => format!("error: {}: {}", self.code, self.message),
+        };
+        if let Some(e) = &self.expected {
+            text.push_str(&format!("\n  expected: {e}"));
+        }
+        if !self.candidates.is_empty() {
+            text.push_str("\n  candidates:");
+            for c in &self.candidates {
+                text.push_str(&format!("\n    {}  {}", c.id, c.label));
+            }
+        }
+        for v in self.violations.iter().skip(1) {
+            let field = v.get("field").and_then(Value::as_str).map(|f| format!(" ({f})")).unwrap_or_default();
+            let fix = v.get("fix").and_then(Value::as_str).map(|f| format!("; {f}")).unwrap_or_default();
+            text.push_str(&format!(
+                "\n  also: {}{field}: {}{fix}",
+                v.get("code").and_then(Value::as_str).unwrap_or_default(),
+                v.get("message").and_then(Value::as_str).unwrap_or_default()
+            ));
+        }
+        if let Some(f) = &self.fix {
+            text.push_str(&format!("\n  fix: {f}"));
+        }
+        text
+    }
+
+    /// Problems found before sending (or by a label lookup): nothing was written.
+    pub fn problems(problems: Vec<Problem>) -> Failure {
+        let mut all: Vec<Value> = problems.iter().map(|p| json!(p)).collect();
+        let Some(first) = problems.into_iter().next() else {
+            return Failure::new(REFUSED, "invalid_param", "invalid input");
+        };
+        let mut f = Failure::new(REFUSED, first.code.as_str(), first.message);
+        f.field = first.field;
+        f.fix = first.fix;
+        f.expected = first.expected;
+        f.got = first.got;
+        f.candidates = first.candidates;
+        if all.len() == 1 {
+            all.clear();
+        }
+        f.violations = all;
+        f
+    }
+
+    pub fn config(e: impl std::fmt::Display) -> Failure {
+        Failure::new(REFUSED, "config", e.to_string())
+            .fix("check the a2app config directory (A2APP_CONFIG_DIR or ~/.config/a2app) is writable")
+    }
+}
+
+impl From<CallError> for Failure {
+    fn from(e: CallError) -> Failure {
+        match e {
+            CallError::Unreachable { ref detail, .. } if detail.contains("certificate") => {
+                Failure::new(UNREACHABLE, "unreachable", e.to_string()).fix(
+                    "the app's TLS certificate is not trusted by this system; nothing was sent. Its owner must serve a valid certificate",
+                )
+            }
+            CallError::Unreachable { .. } => Failure::new(UNREACHABLE, "unreachable", e.to_string())
+                .fix("check the URL and that the app is running (a local app: agent-app serve DIR)"),
+            CallError::OutcomeUnknown { .. } => Failure::new(UNREACHABLE, "outcome_unknown", e.to_string()).fix(
+                "repeat the same command with the same --key: the app will answer \"already done\" if it was carried out",
+            ),
+            CallError::Unexpected { status, .. } => {
+                let exit = if matches!(status, 502..=504) { UNREACHABLE } else { REFUSED };
+                Failure::new(exit, "unexpected_answer", e.to_string())
+                    .fix("something in front of the app answered; check the URL")
+            }
+            CallError::App(body) => {
+                let code = body.code.as_str();
+                let exit = if code == "not_found" { NOTHING_FOUND } else { REFUSED };
+                let mut f = Failure::new(exit, code, body.message.clone());
+                f.field = body.field.clone();
+                f.expected = body.expected.clone();
+                f.got = body.got.clone();
+                f.fix = Some(fix_for(code, &body));
+                if body.violations.len() > 1 {
+                    f.violations = body.violations.iter().map(|v| json!(v)).collect();
+                }
+                for (k, v) in &body.extra {
+                    f.extra.insert(k.clone(), v.clone());
+                }
+                f
+            }
+        }
+    }
+}
+
+fn fix_for(code: &str, body: &protocol::ErrorBody) -> String {
+    let field = body.field.as_deref().unwrap_or("the field");
+    match code {
+        "unauthorized" => "give the agent token: A2APP_TOKEN=… for one run, or store it for this URL with `a2app URL login` (reads it on stdin); a local app's token is in its .agent-token".into(),
+        "forbidden_host" => "the app's owner must add this host name to [http] allowed_hosts in app.toml".into(),
+        "forbidden_origin" => "send no Origin header (a2app does not), or ask the owner to add it to [http] allowed_origins".into(),
+        "not_found" => "check the id: list the records to see which exist".into(),
+        "unknown_entity" | "unknown_field" => "see what exists: a2app URL describe".into(),
+        "unknown_operation" => "see the operations: a2app URL ops".into(),
+        "rate_limited" => format!(
+            "retry after {} s",
+            body.extra.get("retryAfter").and_then(serde_json::Value::as_u64).unwrap_or(1)
+        ),
+        "version_conflict" => "read the record again and reapply the change".into(),
+        "in_use" => "other records still refer to it; change or delete them first".into(),
+        "not_stored" => "the app could not store that value exactly, so it wrote nothing; adjust the value".into(),
+        "approval_required" => "repeat with --yes to approve".into(),
+        "internal" => "the app failed without saying why (by design); try again, or tell its owner".into(),
+        _ => match &body.expected {
+            Some(e) => format!("give {field} {e}"),
+            None => format!("fix {field} and repeat"),
+        },
+    }
+}
+
+impl From<ConnectError> for Failure {
+    fn from(e: ConnectError) -> Failure {
+        match e {
+            ConnectError::Address(a) => Failure::new(REFUSED, "invalid_address", a.to_string())
+                .fix("give the app's URL (https://…) or the name a local app registered under"),
+            ConnectError::UnknownName { name, known } => {
+                let list = if known.is_empty() { "none yet".to_owned() } else { known.join(", ") };
+                Failure::new(NOTHING_FOUND, "unknown_app", format!("no local app is registered as \"{name}\""))
+                    .fix(format!(
+                        "start it with `agent-app serve DIR` (it registers itself) or give its URL; registered: {list}"
+                    ))
+                    .with("registered", json!(known))
+            }
+            ConnectError::Config(c) => Failure::config(c),
+            ConnectError::Unreachable(c) => c.into(),
+            ConnectError::PinChanged(c) => {
+                let fix = format!(
+                    "if the app at {} really was replaced on purpose, run `a2app {} forget` and try again",
+                    c.origin, c.origin
+                );
+                Failure::new(REFUSED, "app_changed", c.to_string())
+                    .fix(fix)
+                    .with("pinned", json!(c.pinned))
+                    .with("now", json!(c.now))
+            }
+            ConnectError::Gate { url, error } => gate_failure(&url, error),
+            ConnectError::NotRunning { ref name, .. } => {
+                let fix = format!(
+                    "start it again with `agent-app serve DIR` (it registers its new URL), then repeat; {name}'s registration is out of date"
+                );
+                Failure::new(UNREACHABLE, "not_running", e.to_string()).fix(fix)
+            }
+        }
+    }
+}
+
+fn gate_failure(url: &str, error: GateError) -> Failure {
+    match error {
+        GateError::ForbiddenHost { host } => {
+            let host = host.unwrap_or_else(|| "this host".into());
+            Failure::new(
+                REFUSED,
+                "forbidden_host",
+                format!("{url} is an A2App, real and running, but it does not answer to the host name \"{host}\" (403 forbidden_host); nothing you can send will change that"),
+            )
+            .fix(format!("the app's owner must add \"{host}\" to [http] allowed_hosts in its app.toml"))
+            .with("host", json!(host))
+        }
+        GateError::ProxyAuth => Failure::new(
+            REFUSED,
+            "proxy_auth",
+            format!("{url} asked for credentials on the identity document (401); that document is public by design, so a proxy or tunnel in front of the app is asking, not the app"),
+        )
+        .fix("authenticate with that proxy or tunnel, or reach the app directly"),
+        GateError::NotAnApp(why) => Failure::new(REFUSED, "not_an_app", format!("{url} is not an A2App: {why}"))
+            .fix("check the URL: an A2App answers GET /api/_a2app with \"a2app\": true"),
+        GateError::UnsupportedProtocol { got } => Failure::new(
+            REFUSED,
+            "unsupported_protocol",
+            format!("{url} speaks A2App protocol \"{got}\"; this client speaks exactly {}", a2app_client::SUPPORTED_PROTOCOLS.join(", ")),
+        )
+        .fix("use an a2app client that speaks that protocol version")
+        .with("protocol", json!(got)),
+    }
+}
+
+/// Pads a table of rows into aligned columns.
+pub fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> =
+        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<w$}  ", w = widths[c]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// A value shortened for a table cell.
+pub fn cell(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        Value::Array(items) => items.iter().map(cell).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    };
+    let one_line = text.replace(['\n', '\r'], " ");
+    if one_line.chars().count() > 32 {
+        format!("{}…", one_line.chars().take(31).collect::<String>())
+    } else {
+        one_line
+    }
+}

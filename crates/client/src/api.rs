@@ -1,0 +1,334 @@
+//! Typed calls to one app: identity, describe, whoami, records, operations, jobs.
+//!
+//! Redirects are never followed: a redirect would carry `X-LUI-Token` to
+//! whatever host it names. A write always carries an `Idempotency-Key` and is
+//! retried, with the same key, only when its outcome is unknown (the request
+//! may have been sent and the answer was lost); a request that could not even
+//! be connected is simply unreachable.
+
+use protocol::ErrorBody;
+use protocol::describe::Describe;
+use protocol::identity::WhoAmI;
+use protocol::page::Page;
+use protocol::receipt::Receipt;
+use reqwest::{Method, StatusCode, Url};
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// How to reach the app and who we say we are.
+#[derive(Clone)]
+pub struct Options {
+    pub token: Option<String>,
+    /// Attribution (`X-LUI-Agent`), not authentication.
+    pub agent: Option<String>,
+    pub connect_timeout: Duration,
+    pub timeout: Duration,
+    /// Extra attempts for a write whose outcome is unknown.
+    pub write_retries: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            token: None,
+            agent: None,
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(30),
+            write_retries: 2,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// Nothing was sent: DNS, refused connection, TLS.
+    #[error("cannot reach {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    /// The request may have been processed; the answer was lost.
+    #[error("no answer from {url} (the request may or may not have been carried out): {detail}")]
+    OutcomeUnknown { url: String, detail: String },
+    /// The app refused, with its envelope.
+    #[error("{}: {}", .0.code, .0.message)]
+    App(Box<ErrorBody>),
+    /// Something answered that is not the app's contract.
+    #[error("unexpected answer from {url}: HTTP {status}: {snippet}")]
+    Unexpected { url: String, status: u16, snippet: String },
+}
+
+/// One stored write and what the system says it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub record: Map<String, Value>,
+    pub receipt: Option<Receipt>,
+}
+
+/// Query options for a list.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub page: Option<u64>,
+    pub per_page: Option<u64>,
+    pub filter: Option<String>,
+    pub sort: Option<String>,
+    pub expand: Option<String>,
+}
+
+pub struct Api {
+    http: reqwest::Client,
+    base: Url,
+    options: Options,
+}
+
+impl Api {
+    pub fn new(base: Url, options: Options) -> Result<Api, CallError> {
+        crate::install_tls_provider();
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(options.connect_timeout)
+            .timeout(options.timeout)
+            .user_agent(concat!("a2app/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| CallError::Unreachable { url: base.to_string(), detail: chain(&e) })?;
+        Ok(Api { http, base, options })
+    }
+
+    /// The token sent from now on (set once the gate has passed).
+    pub fn set_token(&mut self, token: Option<String>) {
+        self.options.token = token;
+    }
+
+    pub fn base(&self) -> &Url {
+        &self.base
+    }
+
+    /// `base` + `/api/...`, keeping a base path prefix.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base.as_str().trim_end_matches('/'), path)
+    }
+
+    /// `GET /api/_a2app`, raw, without any credential: the document is public,
+    /// and a credential must not go anywhere before the gate said what answers.
+    pub async fn identity_raw(&self) -> Result<(u16, Vec<u8>), CallError> {
+        let url = self.url("/api/_a2app");
+        let resp = self.http.get(&url).send().await.map_err(|e| read_error(&url, &e))?;
+        let status = resp.status().as_u16();
+        let body = resp.bytes().await.map_err(|e| read_error(&url, &e))?;
+        Ok((status, body.to_vec()))
+    }
+
+    pub async fn describe(&self) -> Result<Describe, CallError> {
+        self.get_json("/api/_a2app/describe").await
+    }
+
+    pub async fn describe_part(&self, path: &str) -> Result<Value, CallError> {
+        self.get_json(&format!("/api/_a2app/describe/{}", encode_path(path))).await
+    }
+
+    pub async fn whoami(&self) -> Result<WhoAmI, CallError> {
+        self.get_json("/api/_a2app/whoami").await
+    }
+
+    pub async fn list(&self, entity: &str, q: &ListQuery) -> Result<Page, CallError> {
+        let mut query: Vec<(&str, String)> = Vec::new();
+        if let Some(p) = q.page {
+            query.push(("page", p.to_string()));
+        }
+        if let Some(p) = q.per_page {
+            query.push(("perPage", p.to_string()));
+        }
+        for (key, value) in [("filter", &q.filter), ("sort", &q.sort), ("expand", &q.expand)] {
+            if let Some(v) = value {
+                query.push((key, v.clone()));
+            }
+        }
+        let path = format!("/api/collections/{}/records", encode(entity));
+        let url = self.url(&path);
+        let req = self.request(Method::GET, &url).query(&query);
+        let resp = req.send().await.map_err(|e| read_error(&url, &e))?;
+        decode(&url, resp).await
+    }
+
+    /// The number of records, from one one-item page.
+    pub async fn count(&self, entity: &str) -> Result<i64, CallError> {
+        Ok(self.list(entity, &ListQuery { per_page: Some(1), ..ListQuery::default() }).await?.total_items)
+    }
+
+    pub async fn view(&self, entity: &str, id: &str) -> Result<Map<String, Value>, CallError> {
+        self.get_json(&format!("/api/collections/{}/records/{}", encode(entity), encode(id))).await
+    }
+
+    pub async fn create(&self, entity: &str, body: &Map<String, Value>, key: &str) -> Result<Written, CallError> {
+        let url = self.url(&format!("/api/collections/{}/records", encode(entity)));
+        let value = self.write(Method::POST, &url, Some(&Value::Object(body.clone())), key, None).await?;
+        Ok(written(value))
+    }
+
+    pub async fn update(
+        &self,
+        entity: &str,
+        id: &str,
+        body: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Written, CallError> {
+        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity), encode(id)));
+        let value = self.write(Method::PATCH, &url, Some(&Value::Object(body.clone())), key, None).await?;
+        Ok(written(value))
+    }
+
+    pub async fn delete(&self, entity: &str, id: &str, key: &str) -> Result<(), CallError> {
+        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity), encode(id)));
+        self.write(Method::DELETE, &url, None, key, None).await.map(|_| ())
+    }
+
+    /// Receipts stored after `since` (wire datetime), oldest first.
+    pub async fn receipts(&self, since: &str) -> Result<Vec<Receipt>, CallError> {
+        let url = self.url("/api/_a2app/receipts");
+        let resp = self.request(Method::GET, &url).query(&[("since", since)]).send().await;
+        let value: Value = decode(&url, resp.map_err(|e| read_error(&url, &e))?).await?;
+        Ok(value.get("items").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default())
+    }
+
+    /// `GET /api/_ops`: the declared verbs.
+    pub async fn operations(&self) -> Result<Vec<protocol::describe::DescribedOperation>, CallError> {
+        self.get_json("/api/_ops").await
+    }
+
+    /// `POST /api/ops/{name}`; `approval` is the key of a 428 the user approved.
+    pub async fn run(
+        &self,
+        name: &str,
+        params: &Map<String, Value>,
+        approval: Option<&str>,
+        key: &str,
+    ) -> Result<Value, CallError> {
+        let url = self.url(&format!("/api/ops/{}", encode(name)));
+        self.write(Method::POST, &url, Some(&Value::Object(params.clone())), key, approval).await
+    }
+
+    /// `GET /api/_jobs/{id}`.
+    pub async fn job(&self, id: &str) -> Result<crate::operations::Job, CallError> {
+        self.get_json(&format!("/api/_jobs/{}", encode(id))).await
+    }
+
+    /// A GET by absolute path (e.g. a job's `status` URL as the app gave it).
+    pub async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, CallError> {
+        let url = self.url(path);
+        let resp = self.request(Method::GET, &url).send().await.map_err(|e| read_error(&url, &e))?;
+        decode(&url, resp).await
+    }
+
+    fn request(&self, method: Method, url: &str) -> reqwest::RequestBuilder {
+        let mut req = self.http.request(method, url).header("accept", "application/json");
+        if let Some(token) = &self.options.token {
+            req = req.header("X-LUI-Token", token);
+        }
+        if let Some(agent) = &self.options.agent {
+            req = req.header("X-LUI-Agent", agent);
+        }
+        req
+    }
+
+    async fn write(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        key: &str,
+        approval: Option<&str>,
+    ) -> Result<Value, CallError> {
+        let mut attempt = 0;
+        loop {
+            let mut req = self.request(method.clone(), url).header("Idempotency-Key", key);
+            if let Some(body) = body {
+                req = req.header("content-type", "application/json").body(body.to_string());
+            }
+            if let Some(approval) = approval {
+                req = req.header("X-A2App-Approval", approval);
+            }
+            match req.send().await {
+                Ok(resp) if resp.status() == StatusCode::NO_CONTENT => return Ok(Value::Null),
+                Ok(resp) => return decode(url, resp).await,
+                Err(e) if e.is_connect() => {
+                    return Err(CallError::Unreachable { url: url.into(), detail: chain(&e) });
+                }
+                Err(e) => {
+                    // Sent, maybe processed: only the same key may try again.
+                    if attempt >= self.options.write_retries {
+                        return Err(CallError::OutcomeUnknown { url: url.into(), detail: chain(&e) });
+                    }
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+                }
+            }
+        }
+    }
+}
+
+fn written(value: Value) -> Written {
+    let mut record = match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let receipt = record.remove("_receipt").and_then(|r| serde_json::from_value(r).ok());
+    Written { record, receipt }
+}
+
+async fn decode<T: serde::de::DeserializeOwned>(url: &str, resp: reqwest::Response) -> Result<T, CallError> {
+    let status = resp.status();
+    let bytes = resp.bytes().await.map_err(|e| read_error(url, &e))?;
+    if status.is_success() {
+        return serde_json::from_slice(&bytes).map_err(|e| CallError::Unexpected {
+            url: url.into(),
+            status: status.as_u16(),
+            snippet: format!("not the expected document ({e})"),
+        });
+    }
+    match serde_json::from_slice::<ErrorBody>(&bytes) {
+        Ok(body) if body.a2app => Err(CallError::App(Box::new(body))),
+        _ => Err(CallError::Unexpected { url: url.into(), status: status.as_u16(), snippet: snippet(&bytes) }),
+    }
+}
+
+/// A read that failed before an answer: nothing changed, so it is simply unreachable.
+fn read_error(url: &str, e: &reqwest::Error) -> CallError {
+    CallError::Unreachable { url: url.into(), detail: chain(e) }
+}
+
+/// The error with its causes: reqwest's own message alone says "error sending request".
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn snippet(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 120 {
+        format!("{}…", one_line.chars().take(120).collect::<String>())
+    } else {
+        one_line
+    }
+}
+
+/// Percent-encodes one path segment.
+fn encode(segment: &str) -> String {
+    let mut out = String::new();
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Encodes each segment of a `a/b` path.
+fn encode_path(path: &str) -> String {
+    path.split('/').map(encode).collect::<Vec<_>>().join("/")
+}

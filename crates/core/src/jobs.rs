@@ -1,0 +1,228 @@
+//! Background jobs: an operation that answers with a job id at once while its
+//! work runs on the runtime, reporting progress.
+//!
+//! A job's state is persisted on every change (queued → running → succeeded
+//! or failed, with each progress report), so `GET /api/_jobs/{id}` answers from
+//! storage and a restart finds it. A job that was queued or running when the
+//! server stopped is marked `interrupted` at the next start, with its last
+//! progress, and is never re-run by itself: its side effects may be partial,
+//! and only a person or agent who reads its state should decide to run it again.
+
+use crate::app::App;
+use crate::app::operations::{JobRun, JobSpec, Operation};
+use crate::caller::Caller;
+use crate::error::Error;
+use crate::operations::Context;
+use crate::records;
+use crate::store::{ListQuery, QueryContext};
+use protocol::operation::{Job, JobError, JobStarted, JobState};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+/// Reports a job's progress; each report is persisted before it returns.
+#[derive(Clone)]
+pub struct Progress {
+    app: Arc<App>,
+    job: Arc<Mutex<Job>>,
+}
+
+impl Progress {
+    pub async fn report(&self, done: u64, total: u64, message: impl Into<String>) -> Result<(), Error> {
+        let snapshot = {
+            let mut job = self.job.lock().await;
+            job.progress = protocol::operation::Progress { done, total, message: message.into() };
+            job.updated_at = crate::datetime::format(self.app.clock.now());
+            job.clone()
+        };
+        persist(&self.app, snapshot).await
+    }
+
+    /// The job's id (e.g. to name a file it writes).
+    pub async fn job_id(&self) -> String {
+        self.job.lock().await.id.clone()
+    }
+}
+
+async fn persist(app: &Arc<App>, job: Job) -> Result<(), Error> {
+    let store = Arc::clone(&app.store);
+    records::blocking(move || Ok(store.put_job(&job)?)).await
+}
+
+/// Persists a queued job and starts its work in the background.
+pub async fn start(
+    app: &Arc<App>,
+    caller: &Caller,
+    op: &Operation,
+    spec: &JobSpec,
+    params: Map<String, Value>,
+    key: Option<String>,
+) -> Result<JobStarted, Error> {
+    if let Some(k) = &key
+        && (k.is_empty() || k.len() > records::MAX_KEY_LEN)
+    {
+        return Err(Error::InvalidQuery(format!("Idempotency-Key must be 1 to {} characters", records::MAX_KEY_LEN)));
+    }
+    let now = crate::datetime::format(app.clock.now());
+    let job = Job {
+        id: crate::id::generate(),
+        operation: op.name.clone(),
+        state: JobState::Queued,
+        progress: Default::default(),
+        result: None,
+        error: None,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    {
+        let store = Arc::clone(&app.store);
+        let (job, key) = (job.clone(), key.clone());
+        records::blocking(move || Ok(store.create_job(&job, key.as_deref())?)).await?;
+    }
+    let started = JobStarted {
+        ok: true,
+        operation: op.name.clone(),
+        job_id: job.id.clone(),
+        status: format!("/api/_jobs/{}", job.id),
+    };
+    let progress = Progress { app: Arc::clone(app), job: Arc::new(Mutex::new(job)) };
+    let ctx = Context { app: Arc::clone(app), caller: caller.clone(), operation: op.name.clone(), params, key };
+    let spec = spec.clone();
+    tokio::spawn(run(ctx, spec, progress));
+    Ok(started)
+}
+
+async fn run(ctx: Context, spec: JobSpec, progress: Progress) {
+    let app = Arc::clone(&ctx.app);
+    let running = {
+        let mut job = progress.job.lock().await;
+        job.state = JobState::Running;
+        job.updated_at = crate::datetime::format(app.clock.now());
+        job.clone()
+    };
+    if let Err(e) = persist(&app, running).await {
+        tracing::error!(error = %e, "cannot start a job");
+        return;
+    }
+    let work = {
+        let (app, progress, ctx) = (Arc::clone(&app), progress.clone(), ctx.clone());
+        async move {
+            match spec.run {
+                JobRun::Export => export(&app, &progress, spec.pace).await,
+                JobRun::Native => match app.operations.registry().job_handler(&ctx.operation) {
+                    Some(handler) => handler(ctx.clone(), progress.clone()).await,
+                    None => Err(Error::Internal(format!("no job handler registered for {}", ctx.operation))),
+                },
+            }
+        }
+    };
+    // On its own task, so a panicking handler fails the job instead of leaving it running.
+    let outcome = tokio::spawn(work).await.unwrap_or_else(|e| Err(Error::Internal(format!("the job panicked: {e}"))));
+    let finished = {
+        let mut job = progress.job.lock().await;
+        match outcome {
+            Ok(result) => {
+                job.state = JobState::Succeeded;
+                job.result = Some(result);
+            }
+            Err(e) => {
+                if let Error::Internal(detail) = &e {
+                    // Logged once, with detail; the job shows the generic message.
+                    tracing::error!(job = %job.id, %detail, "job failed");
+                }
+                job.state = JobState::Failed;
+                job.error = Some(JobError { code: e.code(), message: e.to_body().message });
+            }
+        }
+        job.updated_at = crate::datetime::format(app.clock.now());
+        job.clone()
+    };
+    if let Err(e) = persist(&app, finished).await {
+        tracing::error!(error = %e, "cannot record the end of a job");
+    }
+}
+
+/// A job by id; an unknown id is `not_found`.
+pub async fn get(app: &Arc<App>, id: &str) -> Result<Job, Error> {
+    if !crate::id::is_valid(id) {
+        return Err(Error::NotFound);
+    }
+    let store = Arc::clone(&app.store);
+    let id = id.to_owned();
+    records::blocking(move || Ok(store.job(&id)?)).await?.ok_or(Error::NotFound)
+}
+
+/// Where exports go, relative to the app directory.
+pub const EXPORTS: &str = "data/exports";
+
+/// The declarative `export` job: every entity's records into
+/// `data/exports/<job id>.json`, one progress step per entity.
+async fn export(app: &Arc<App>, progress: &Progress, pace: std::time::Duration) -> Result<Value, Error> {
+    let names: Vec<String> = app.definition.schema.entities.keys().cloned().collect();
+    let total = names.len() as u64;
+    progress.report(0, total, "starting the export").await?;
+    let mut entities = Map::new();
+    let mut counts = Map::new();
+    for (i, name) in names.iter().enumerate() {
+        let rows = all_rows(app, name).await?;
+        counts.insert(name.clone(), Value::from(rows.len()));
+        entities.insert(
+            name.clone(),
+            Value::Array(rows.into_iter().map(|r| Value::Object(records::present(name, r))).collect()),
+        );
+        progress.report(i as u64 + 1, total, format!("exported {name}")).await?;
+        if !pace.is_zero() && (i as u64 + 1) < total {
+            tokio::time::sleep(pace).await;
+        }
+    }
+    let id = progress.job_id().await;
+    let document = json!({
+        "app": app.definition.config.id,
+        "schemaVersion": app.schema_version,
+        "exportedAt": crate::datetime::format(app.clock.now()),
+        "entities": entities,
+    });
+    let dir = app.definition.dir.join(EXPORTS);
+    let file = format!("{EXPORTS}/{id}.json");
+    records::blocking(move || {
+        let io = |e: std::io::Error| Error::Internal(format!("export file: {e}"));
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        // Written beside, then renamed: a reader never sees half a file.
+        let partial = dir.join(format!("{id}.json.partial"));
+        let bytes = serde_json::to_vec_pretty(&document).map_err(|e| Error::Internal(e.to_string()))?;
+        std::fs::write(&partial, bytes).map_err(io)?;
+        std::fs::rename(&partial, dir.join(format!("{id}.json"))).map_err(io)
+    })
+    .await?;
+    Ok(json!({ "file": file, "records": counts }))
+}
+
+async fn all_rows(app: &Arc<App>, entity: &str) -> Result<Vec<crate::store::Row>, Error> {
+    let app = Arc::clone(app);
+    let entity = entity.to_owned();
+    records::blocking(move || {
+        let ctx = QueryContext { now: app.clock.now(), request: Default::default() };
+        let per_page = records::MAX_PER_PAGE;
+        let mut rows = Vec::new();
+        for page in 1.. {
+            let query = ListQuery {
+                entity: &entity,
+                filter: None,
+                rule: None,
+                sort: &[],
+                page,
+                per_page,
+                skip_total: true,
+                ctx: &ctx,
+            };
+            let got = app.store.list(&app.definition.schema, &query)?.rows;
+            let last = (got.len() as u64) < per_page;
+            rows.extend(got);
+            if last {
+                break;
+            }
+        }
+        Ok(rows)
+    })
+    .await
+}

@@ -1,0 +1,742 @@
+//! Running operations: the app's verbs, as declared in `operations.json` or
+//! registered as Rust handlers by a library user.
+//!
+//! [`invoke`] is the one entry point every transport calls: it finds the
+//! operation, checks its params with the guard's vocabulary, asks for an
+//! approval when the operation is destructive, runs the executor and appends
+//! an audit entry for the run. `crud` writes go through `records`, so the
+//! guard, the read-back, receipts, the audit log and realtime apply to them
+//! unchanged. `http` calls reach the app's backend through the [`Backend`]
+//! trait, which a transport implements (core knows no HTTP library). `job`
+//! operations hand over to `crate::jobs` and answer at once.
+//!
+//! Authorization and rate limits are the caller's business before this is
+//! called (`access::authorize` with a write intent); the [`Caller`] it
+//! established is passed through unchanged to every write, so the rules that
+//! apply to a user's own writes apply to the writes of the operations they run.
+
+use crate::app::App;
+use crate::app::operations::{Crud, CrudAction, Executor, Http, JobRun, Operation, Route, bind_filter, placeholder};
+use crate::caller::{Caller, CallerKind};
+use crate::error::Error;
+use crate::records::{self, WriteOptions};
+use crate::store::{ListQuery, Row};
+use jiff::{SignedDuration, Timestamp};
+use protocol::operation::{Invoked, JobStarted};
+use protocol::page::Page;
+use protocol::receipt::Receipt;
+use protocol::{ErrorCode, Violation};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The largest backend answer read (a bigger one is `backend_error`).
+pub const MAX_BACKEND_RESPONSE: usize = 1 << 20;
+/// How long an approval key stays valid.
+pub const APPROVAL_LIFETIME: SignedDuration = SignedDuration::from_mins(15);
+/// The most approval keys kept at once; the oldest go first.
+const MAX_APPROVALS: usize = 10_000;
+/// The longest string param accepted.
+pub const MAX_PARAM_CHARS: usize = 10_000;
+
+/// One call to the app's backend.
+#[derive(Debug, Clone)]
+pub struct BackendRequest {
+    pub operation: String,
+    pub method: String,
+    pub path: String,
+    /// GET and DELETE carry the params here.
+    pub query: Vec<(String, String)>,
+    /// POST, PUT and PATCH carry the params as a JSON object.
+    pub body: Option<Value>,
+    pub timeout: std::time::Duration,
+    /// Who runs the operation; passed along in headers, never the token.
+    pub caller: Caller,
+    /// The caller's `Idempotency-Key`, passed along for the backend to honour.
+    pub key: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BackendResponse {
+    pub status: u16,
+    /// The answer as JSON (`null` when empty, a string when not JSON).
+    pub body: Value,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("unreachable: {0}")]
+    Unreachable(String),
+    #[error("timed out")]
+    Timeout,
+    #[error("the answer is larger than {0} bytes")]
+    TooLarge(usize),
+}
+
+/// The app's own backend process, as a transport reaches it.
+pub trait Backend: Send + Sync + 'static {
+    fn call(&self, request: BackendRequest) -> BoxFuture<'_, Result<BackendResponse, BackendError>>;
+
+    /// The routes the backend advertises; `Ok(None)` when it does not advertise any.
+    fn routes(&self) -> BoxFuture<'_, Result<Option<Vec<Route>>, BackendError>>;
+}
+
+/// What a native handler gets.
+#[derive(Clone)]
+pub struct Context {
+    pub app: Arc<App>,
+    pub caller: Caller,
+    pub operation: String,
+    /// Checked and normalized: declared params only, defaults applied.
+    pub params: Map<String, Value>,
+    /// The caller's `Idempotency-Key`, for a handler that can honour it.
+    pub key: Option<String>,
+}
+
+/// What an operation produced.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub result: Value,
+    pub receipts: Vec<Receipt>,
+}
+
+impl From<Value> for Outcome {
+    fn from(result: Value) -> Outcome {
+        Outcome { result, receipts: Vec::new() }
+    }
+}
+
+pub type Handler = Arc<dyn Fn(Context) -> BoxFuture<'static, Result<Outcome, Error>> + Send + Sync>;
+pub type JobHandler =
+    Arc<dyn Fn(Context, crate::jobs::Progress) -> BoxFuture<'static, Result<Value, Error>> + Send + Sync>;
+
+/// Native Rust handlers, by operation name. An operation whose executor is
+/// `{"kind": "native"}` needs a handler; `{"kind": "job", "run": "native"}` a job handler.
+#[derive(Clone, Default)]
+pub struct Registry {
+    handlers: HashMap<String, Handler>,
+    jobs: HashMap<String, JobHandler>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// Registers the handler of a `native` operation.
+    pub fn handler<F, Fut>(mut self, name: &str, f: F) -> Registry
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Outcome, Error>> + Send + 'static,
+    {
+        self.handlers.insert(name.to_owned(), Arc::new(move |ctx| Box::pin(f(ctx))));
+        self
+    }
+
+    /// Registers the work of a `job` operation with `"run": "native"`.
+    pub fn job<F, Fut>(mut self, name: &str, f: F) -> Registry
+    where
+        F: Fn(Context, crate::jobs::Progress) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, Error>> + Send + 'static,
+    {
+        self.jobs.insert(name.to_owned(), Arc::new(move |ctx, progress| Box::pin(f(ctx, progress))));
+        self
+    }
+
+    pub(crate) fn job_handler(&self, name: &str) -> Option<JobHandler> {
+        self.jobs.get(name).cloned()
+    }
+
+    /// Operations that need a handler this registry lacks.
+    pub fn missing(&self, operations: &[Operation]) -> Vec<String> {
+        operations
+            .iter()
+            .filter(|op| match &op.run {
+                Executor::Native => !self.handlers.contains_key(&op.name),
+                Executor::Job(spec) => spec.run == JobRun::Native && !self.jobs.contains_key(&op.name),
+                _ => false,
+            })
+            .map(|op| op.name.clone())
+            .collect()
+    }
+}
+
+struct Approval {
+    /// Who asked: the credential, not the self-asserted agent name.
+    caller: String,
+    operation: String,
+    params: Map<String, Value>,
+    expires: Timestamp,
+    used: bool,
+}
+
+/// The operations state of a running app: handlers, pending approvals, the backend.
+pub struct Runtime {
+    registry: Registry,
+    approvals: Mutex<HashMap<String, Approval>>,
+    backend: OnceLock<Arc<dyn Backend>>,
+}
+
+impl Runtime {
+    pub fn new(registry: Registry) -> Runtime {
+        Runtime { registry, approvals: Mutex::new(HashMap::new()), backend: OnceLock::new() }
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Installs the backend `http` operations call; false when one is already set.
+    pub fn set_backend(&self, backend: Arc<dyn Backend>) -> bool {
+        self.backend.set(backend).is_ok()
+    }
+
+    pub fn backend(&self) -> Option<&Arc<dyn Backend>> {
+        self.backend.get()
+    }
+
+    /// Without a key: issues one bound to the caller, the operation and its
+    /// exact params and refuses with `approval_required`. With a key: lets the
+    /// call through exactly once if the key was issued for this very call.
+    fn approve(
+        &self,
+        caller: &Caller,
+        op: &Operation,
+        params: &Map<String, Value>,
+        key: Option<&str>,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let mut approvals = self.approvals.lock().unwrap_or_else(|e| e.into_inner());
+        approvals.retain(|_, a| a.expires > now);
+        let Some(key) = key else {
+            if approvals.len() >= MAX_APPROVALS
+                && let Some(oldest) = approvals.iter().min_by_key(|(_, a)| a.expires).map(|(k, _)| k.clone())
+            {
+                approvals.remove(&oldest);
+            }
+            let key = format!("apv_{}{}", crate::id::generate(), crate::id::generate());
+            let expires = now.checked_add(APPROVAL_LIFETIME).unwrap_or(now);
+            approvals.insert(
+                key.clone(),
+                Approval {
+                    caller: approver(caller),
+                    operation: op.name.clone(),
+                    params: params.clone(),
+                    expires,
+                    used: false,
+                },
+            );
+            return Err(Error::ApprovalRequired { key, operation: op.name.clone(), params: params.clone() });
+        };
+        match approvals.get_mut(key) {
+            None => Err(Error::ApprovalInvalid(
+                "this approval key is unknown or expired; call again without it to get a new one for a person to confirm".into(),
+            )),
+            Some(a) if a.used => Err(Error::ApprovalInvalid(
+                "this approval key was already used: an approval runs the operation once; call again without it to ask anew".into(),
+            )),
+            Some(a) if a.caller != approver(caller) => Err(Error::ApprovalInvalid(
+                "this approval key was issued to another caller; call again without it to ask for your own".into(),
+            )),
+            Some(a) if a.operation != op.name || a.params != *params => Err(Error::ApprovalInvalid(format!(
+                "this approval key was issued for \"{}\" with other params; a person confirmed that call, not this one: call again without the key to ask for this one",
+                a.operation
+            ))),
+            Some(a) => {
+                a.used = true;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The identity an approval is bound to: what the caller proved (as the rate
+/// limiter keys it), so another user cannot spend a key issued to someone else.
+fn approver(caller: &Caller) -> String {
+    match &caller.user {
+        Some(user) => format!("user:{}", user.id),
+        None => caller.kind.as_str().to_owned(),
+    }
+}
+
+/// One call of an operation.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// The params as sent (a JSON object; `null` means none).
+    pub params: Value,
+    /// `X-A2App-Approval`.
+    pub approval: Option<String>,
+    /// `Idempotency-Key`: applied to single-record crud writes, claimed for
+    /// jobs (a replay names the job it started), passed on to the backend and
+    /// to native handlers. Filter-wide crud writes ignore it: repeating them
+    /// finds nothing left to change.
+    pub key: Option<String>,
+    /// A run started by the app's own scheduler: its author approved it by scheduling it.
+    pub(crate) scheduled: bool,
+}
+
+impl Invocation {
+    pub fn new(params: Value) -> Invocation {
+        Invocation { params, ..Default::default() }
+    }
+
+    pub fn approval(mut self, key: Option<String>) -> Invocation {
+        self.approval = key;
+        self
+    }
+
+    pub fn idempotency_key(mut self, key: Option<String>) -> Invocation {
+        self.key = key;
+        self
+    }
+
+    pub(crate) fn scheduled() -> Invocation {
+        Invocation { scheduled: true, ..Default::default() }
+    }
+}
+
+/// What an invocation answers.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    Done(Invoked),
+    Started(JobStarted),
+}
+
+/// The operations as `GET /api/_ops` and describe list them.
+pub fn list(app: &App) -> Vec<protocol::describe::DescribedOperation> {
+    crate::describe::describe(app).operations
+}
+
+/// Runs an operation for `caller`, who was authorized for a write.
+pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Invocation) -> Result<Answer, Error> {
+    let op = app
+        .definition
+        .operations
+        .iter()
+        .find(|o| o.name == name)
+        .ok_or_else(|| Error::UnknownOperation(name.to_owned()))?;
+    let params = normalize(op, &invocation.params)?;
+    if op.destructive && !invocation.scheduled {
+        app.operations.approve(caller, op, &params, invocation.approval.as_deref(), app.clock.now())?;
+    }
+    let done = |outcome: Outcome| {
+        Answer::Done(Invoked {
+            ok: true,
+            operation: op.name.clone(),
+            result: outcome.result,
+            receipts: outcome.receipts,
+        })
+    };
+    let scheduled = invocation.scheduled;
+    let result = async {
+        Ok(match &op.run {
+            Executor::Crud(c) => done(crud(app, caller, c, &params, invocation.key).await?),
+            Executor::Http(h) => done(http(app, caller, op, h, &params, invocation.key).await?),
+            Executor::Native => {
+                let handler = app
+                    .operations
+                    .registry
+                    .handlers
+                    .get(&op.name)
+                    .cloned()
+                    .ok_or_else(|| Error::Internal(format!("no handler registered for {}", op.name)))?;
+                let ctx = Context {
+                    app: Arc::clone(app),
+                    caller: caller.clone(),
+                    operation: op.name.clone(),
+                    params: params.clone(),
+                    key: invocation.key.clone(),
+                };
+                // On its own task, so a panicking handler is an internal error, not a dropped connection.
+                let outcome = tokio::spawn(handler(ctx))
+                    .await
+                    .map_err(|e| Error::Internal(format!("the handler of {} panicked: {e}", op.name)))?;
+                done(outcome?)
+            }
+            Executor::Job(spec) => Answer::Started(
+                crate::jobs::start(app, caller, op, spec, params.clone(), invocation.key.clone()).await?,
+            ),
+        })
+    }
+    .await;
+    // A refused call is the caller's to see; a scheduled run that fails has
+    // no caller watching, so the audit log is where it shows.
+    if result.is_ok() || scheduled {
+        audit(app, caller, op, &params, result.as_ref(), scheduled).await;
+    }
+    result
+}
+
+/// One audit entry per run, attributed like a write; a failure to record it
+/// is logged, since the run itself already happened.
+async fn audit(
+    app: &Arc<App>,
+    caller: &Caller,
+    op: &Operation,
+    params: &Map<String, Value>,
+    result: Result<&Answer, &Error>,
+    scheduled: bool,
+) {
+    let how = if scheduled { "Ran scheduled operation" } else { "Ran operation" };
+    let text = match result {
+        Ok(Answer::Done(d)) if d.receipts.is_empty() => format!("{how} {}", op.name),
+        Ok(Answer::Done(d)) => format!("{how} {} ({} records written)", op.name, d.receipts.len()),
+        Ok(Answer::Started(s)) => format!("{how} {}: started job {}", op.name, s.job_id),
+        Err(e) => format!("{how} {}: failed with {}", op.name, e.code()),
+    };
+    let receipt = Receipt {
+        text,
+        action: "operation".into(),
+        entity: String::new(),
+        id: op.name.clone(),
+        fields: params.clone(),
+        at: crate::datetime::format(app.clock.now()),
+        agent: caller.agent.clone(),
+        caller: caller.label().to_owned(),
+    };
+    let store = Arc::clone(&app.store);
+    let entry = receipt.clone();
+    if let Err(e) = records::blocking(move || Ok(store.audit(&entry)?)).await {
+        tracing::error!(operation = %op.name, error = %e, "cannot audit an operation run");
+    }
+    if caller.kind == CallerKind::Agent || caller.agent.is_some() {
+        app.agent_log.append(&receipt);
+    }
+}
+
+/// Checks the params against their declarations, reporting every problem at
+/// once in the guard's vocabulary, and applies defaults.
+pub fn normalize(op: &Operation, raw: &Value) -> Result<Map<String, Value>, Error> {
+    let empty = Map::new();
+    let given = match raw {
+        Value::Null => &empty,
+        Value::Object(o) => o,
+        other => {
+            let v = Violation::new(ErrorCode::InvalidJson, "the params are a JSON object of name → value")
+                .expected("a JSON object")
+                .got(other.clone());
+            return Err(Error::Invalid(vec![v]));
+        }
+    };
+    let mut violations = Vec::new();
+    let names: Vec<&str> = op.params.iter().map(|p| p.name.as_str()).collect();
+    for key in given.keys().filter(|k| !names.contains(&k.as_str())) {
+        let declared = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+        violations.push(
+            Violation::new(
+                ErrorCode::InvalidParam,
+                format!("\"{key}\" is not a param of {} (params: {declared})", op.name),
+            )
+            .field(key.clone()),
+        );
+    }
+    let mut out = Map::new();
+    for p in &op.params {
+        match given.get(&p.name) {
+            None | Some(Value::Null) => {
+                if let Some(d) = &p.default {
+                    out.insert(p.name.clone(), d.clone());
+                } else if p.required {
+                    violations.push(
+                        Violation::new(ErrorCode::InvalidParam, format!("\"{}\" is required", p.name))
+                            .field(p.name.clone())
+                            .expected(format!("a {}", p.kind.as_str())),
+                    );
+                }
+            }
+            Some(v) if !p.kind.admits(v) => {
+                let code = match p.kind {
+                    crate::app::operations::ParamType::String => ErrorCode::InvalidString,
+                    crate::app::operations::ParamType::Number => ErrorCode::InvalidNumber,
+                    crate::app::operations::ParamType::Boolean => ErrorCode::InvalidBoolean,
+                };
+                violations.push(
+                    Violation::new(code, format!("\"{}\" must be a {}", p.name, p.kind.as_str()))
+                        .field(p.name.clone())
+                        .expected(format!("a {}", p.kind.as_str()))
+                        .got(v.clone()),
+                );
+            }
+            Some(v) if !p.choices.is_empty() && !p.choices.contains(v) => violations.push(
+                Violation::new(ErrorCode::InvalidEnum, format!("\"{}\" must be one of the listed values", p.name))
+                    .field(p.name.clone())
+                    .expected(Value::from(p.choices.clone()).to_string())
+                    .got(v.clone()),
+            ),
+            Some(Value::String(s)) if s.chars().count() > MAX_PARAM_CHARS => violations.push(
+                Violation::new(
+                    ErrorCode::TooLong,
+                    format!("\"{}\" is longer than {MAX_PARAM_CHARS} characters", p.name),
+                )
+                .field(p.name.clone()),
+            ),
+            Some(v) => {
+                out.insert(p.name.clone(), v.clone());
+            }
+        }
+    }
+    if violations.is_empty() { Ok(out) } else { Err(Error::Invalid(violations)) }
+}
+
+/// A template with its `{:param}` placeholders filled; `None` when it names
+/// a param that was not given (an optional one without default).
+fn fill(template: &Value, params: &Map<String, Value>) -> Option<Value> {
+    match template.as_str().and_then(placeholder) {
+        Some(name) => params.get(name).cloned(),
+        None => Some(template.clone()),
+    }
+}
+
+fn fill_set(set: &Map<String, Value>, params: &Map<String, Value>) -> Value {
+    Value::Object(set.iter().filter_map(|(k, t)| fill(t, params).map(|v| (k.clone(), v))).collect())
+}
+
+/// A stored record and its receipt, taken apart.
+fn split_receipt(mut record: Map<String, Value>) -> Result<Outcome, Error> {
+    let receipt = record
+        .remove("_receipt")
+        .map(serde_json::from_value::<Receipt>)
+        .transpose()
+        .map_err(|e| Error::Internal(format!("receipt: {e}")))?;
+    Ok(Outcome { result: Value::Object(record), receipts: receipt.into_iter().collect() })
+}
+
+async fn crud(
+    app: &Arc<App>,
+    caller: &Caller,
+    c: &Crud,
+    params: &Map<String, Value>,
+    key: Option<String>,
+) -> Result<Outcome, Error> {
+    let opts = WriteOptions { key, ..Default::default() };
+    let record_id = || -> Result<String, Error> {
+        let template = c.id.as_ref().ok_or_else(|| Error::Internal("crud without id".into()))?;
+        match fill(template, params) {
+            Some(Value::String(id)) => Ok(id),
+            _ => {
+                let name = template.as_str().and_then(placeholder).unwrap_or("id").to_owned();
+                Err(Error::Invalid(vec![
+                    Violation::new(ErrorCode::InvalidParam, format!("\"{name}\" must name the record (its id)"))
+                        .field(name)
+                        .expected("a record id"),
+                ]))
+            }
+        }
+    };
+    match c.action {
+        CrudAction::Create => {
+            let body = if c.set.is_empty() { Value::Object(params.clone()) } else { fill_set(&c.set, params) };
+            split_receipt(records::create(app, caller, &c.entity, &body, &opts).await?)
+        }
+        CrudAction::Update => {
+            let body = fill_set(&c.set, params);
+            if c.id.is_some() {
+                return split_receipt(records::update(app, caller, &c.entity, &record_id()?, &body, &opts).await?);
+            }
+            let mut receipts = Vec::new();
+            for row in matching(app, caller, c, params, None).await? {
+                let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let written = records::update(app, caller, &c.entity, &id, &body, &WriteOptions::default()).await?;
+                receipts.extend(split_receipt(written)?.receipts);
+            }
+            Ok(Outcome { result: serde_json::json!({ "updated": receipts.len() }), receipts })
+        }
+        CrudAction::Delete => {
+            if c.id.is_some() {
+                let receipt = records::delete(app, caller, &c.entity, &record_id()?, &opts).await?;
+                return Ok(Outcome { result: serde_json::json!({ "deleted": 1 }), receipts: vec![receipt] });
+            }
+            let mut receipts = Vec::new();
+            for row in matching(app, caller, c, params, None).await? {
+                let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                receipts.push(records::delete(app, caller, &c.entity, &id, &WriteOptions::default()).await?);
+            }
+            Ok(Outcome { result: serde_json::json!({ "deleted": receipts.len() }), receipts })
+        }
+        CrudAction::List => {
+            let per_page = records::MAX_PER_PAGE;
+            let rows = matching(app, caller, c, params, Some(per_page)).await?;
+            let total = rows.len() as i64;
+            let items = rows
+                .into_iter()
+                .map(|r| {
+                    let mut record = records::present(&c.entity, r);
+                    crate::rules::redact(app, caller, &c.entity, &mut record);
+                    record
+                })
+                .collect();
+            let page = Page { page: 1, per_page, total_items: total, total_pages: i64::from(total > 0), items };
+            Ok(Outcome::from(serde_json::to_value(page).map_err(|e| Error::Internal(e.to_string()))?))
+        }
+    }
+}
+
+/// The rows a crud executor's fixed filter selects, its params bound as
+/// values, within what the caller's list rule lets them see (multi-user
+/// apps); every row, or the first `limit`.
+async fn matching(
+    app: &Arc<App>,
+    caller: &Caller,
+    c: &Crud,
+    params: &Map<String, Value>,
+    limit: Option<u64>,
+) -> Result<Vec<Row>, Error> {
+    let rule = crate::rules::rule(app, caller, &c.entity, crate::rules::Action::List)?;
+    let filter = match &c.filter {
+        None => None,
+        Some(text) => {
+            let (bound, _) = bind_filter(text).map_err(Error::Internal)?;
+            Some(crate::filter::parse(&bound).map_err(Error::InvalidFilter)?)
+        }
+    };
+    let sort = match &c.sort {
+        None => Vec::new(),
+        Some(s) => crate::filter::parse_sort(s).map_err(Error::InvalidFilter)?,
+    };
+    // The caller's request context (`@request.auth` for the rule), with the
+    // params where the rewritten filter looks for them.
+    let mut ctx = crate::rules::context(app, caller, "POST", None);
+    ctx.request.query = params.clone();
+    let app = Arc::clone(app);
+    let entity = c.entity.clone();
+    records::blocking(move || {
+        let per_page = limit.unwrap_or(records::MAX_PER_PAGE);
+        let mut rows = Vec::new();
+        for page in 1.. {
+            let query = ListQuery {
+                entity: &entity,
+                filter: filter.as_ref(),
+                rule: rule.as_ref(),
+                sort: &sort,
+                page,
+                per_page,
+                skip_total: true,
+                ctx: &ctx,
+            };
+            let got = app.store.list(&app.definition.schema, &query)?.rows;
+            let last = (got.len() as u64) < per_page;
+            rows.extend(got);
+            if last || limit.is_some() {
+                break;
+            }
+        }
+        Ok(rows)
+    })
+    .await
+}
+
+async fn http(
+    app: &Arc<App>,
+    caller: &Caller,
+    op: &Operation,
+    h: &Http,
+    params: &Map<String, Value>,
+    key: Option<String>,
+) -> Result<Outcome, Error> {
+    let backend = app.operations.backend().ok_or_else(|| Error::Backend {
+        code: ErrorCode::BackendUnavailable,
+        message: "this app has no backend to run the operation: its owner sets [backend] url in app.toml".into(),
+        status: None,
+        answer: None,
+    })?;
+    let in_query = matches!(h.method.as_str(), "GET" | "DELETE");
+    let query = if in_query {
+        params
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let request = BackendRequest {
+        operation: op.name.clone(),
+        method: h.method.clone(),
+        path: h.path.clone(),
+        query,
+        body: (!in_query).then(|| Value::Object(params.clone())),
+        timeout: h.timeout,
+        caller: caller.clone(),
+        key,
+    };
+    let response = backend.call(request).await.map_err(|e| match e {
+        BackendError::Timeout => Error::Backend {
+            code: ErrorCode::BackendTimeout,
+            message: format!("the app's backend did not answer within {} s", h.timeout.as_secs_f64()),
+            status: None,
+            answer: None,
+        },
+        BackendError::TooLarge(n) => Error::Backend {
+            code: ErrorCode::BackendError,
+            message: format!("the app's backend answered with more than {n} bytes"),
+            status: None,
+            answer: None,
+        },
+        BackendError::Unreachable(detail) => {
+            tracing::warn!(operation = %op.name, %detail, "backend unreachable");
+            Error::Backend {
+                code: ErrorCode::BackendUnavailable,
+                message: "the app's backend is not reachable; try again later".into(),
+                status: None,
+                answer: None,
+            }
+        }
+    })?;
+    match response.status {
+        200..=299 => Ok(Outcome::from(response.body)),
+        400..=499 => Err(Error::Backend {
+            code: ErrorCode::BackendError,
+            message: format!("the app's backend refused the call with status {}", response.status),
+            status: Some(response.status),
+            answer: Some(response.body),
+        }),
+        status => {
+            tracing::warn!(operation = %op.name, status, "backend failed");
+            Err(Error::Backend {
+                code: ErrorCode::BackendError,
+                message: format!("the app's backend failed with status {status}"),
+                status: Some(status),
+                answer: None,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(name: &str) -> Operation {
+        let text = format!(
+            r#"[{{"name": "{name}", "description": "", "destructive": true,
+                 "params": {{"n": {{"type": "number"}}}}, "executor": {{"kind": "native"}}}}]"#
+        );
+        crate::app::operations::parse(&text, None).unwrap().remove(0)
+    }
+
+    #[test]
+    fn an_approval_is_bound_to_caller_operation_and_params_and_runs_once() {
+        let rt = Runtime::new(Registry::new());
+        let now: Timestamp = "2026-07-30T09:00:00Z".parse().unwrap();
+        let user = |id: &str| Caller {
+            kind: CallerKind::Agent,
+            agent: Some("bot".into()),
+            user: Some(crate::caller::User { id: id.into(), record: Map::new() }),
+        };
+        let (ada, bob) = (user("ada"), user("bob"));
+        let params: Map<String, Value> = serde_json::from_str(r#"{"n": 1}"#).unwrap();
+        let Err(Error::ApprovalRequired { key, .. }) = rt.approve(&ada, &op("wipe"), &params, None, now) else {
+            panic!("no key issued");
+        };
+        let refused = |r: Result<(), Error>| matches!(r, Err(Error::ApprovalInvalid(_)));
+        assert!(refused(rt.approve(&bob, &op("wipe"), &params, Some(&key), now)));
+        assert!(refused(rt.approve(&ada, &op("other"), &params, Some(&key), now)));
+        let other: Map<String, Value> = serde_json::from_str(r#"{"n": 2}"#).unwrap();
+        assert!(refused(rt.approve(&ada, &op("wipe"), &other, Some(&key), now)));
+        assert!(rt.approve(&ada, &op("wipe"), &params, Some(&key), now).is_ok());
+        assert!(refused(rt.approve(&ada, &op("wipe"), &params, Some(&key), now)));
+    }
+}
