@@ -297,6 +297,10 @@ fn failure(error: &Error) -> CallToolResult {
     }
     let body = error.to_body();
     let mut text = format!("{}: {}", body.code.as_str(), body.message);
+    if matches!(error, Error::Unauthorized(_)) {
+        // What an MCP host's user can act on: the header hosts let them set.
+        text.push_str("\nMCP hosts send the token as Authorization: Bearer <contents of .agent-token>.");
+    }
     for v in &body.violations {
         let field = v.field.as_deref().unwrap_or("-");
         text.push_str(&format!("\n- {field}: {} ({})", v.code.as_str(), v.message));

@@ -50,7 +50,7 @@ async fn the_card_says_how_to_connect() {
     assert_eq!(remote["url"], format!("{}/mcp", t.url));
     let versions = remote["supportedProtocolVersions"].as_array().unwrap();
     assert!(versions.contains(&json!("2025-11-25")) && versions.contains(&json!("2026-07-28")));
-    assert!(card.get("icons").is_none());
+    assert_eq!(card["icons"], json!([{"src": format!("{}/favicon.svg", t.url), "mimeType": "image/svg+xml"}]));
     let examples = &card["_meta"]["openbot/presentation"]["examples"];
     assert_eq!(examples[0]["id"], "due-this-week");
 }
