@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod operations;
+pub mod presentation;
 
 use crate::problem::Problem;
 use protocol::schema::Schema;

@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod dashboard;
+pub mod discovery;
 pub mod identity;
 pub mod ops;
 pub mod records;
@@ -31,12 +32,15 @@ pub struct State {
     /// The port we listen on, to recognize the app's own origin.
     pub port: u16,
     pub realtime: Arc<Realtime>,
+    /// When the discovery documents last changed.
+    pub started: Arc<discovery::Started>,
 }
 
 impl State {
     pub fn new(app: Arc<App>, port: u16) -> State {
         let realtime = Arc::new(Realtime::new(&app));
-        State { app, port, realtime }
+        let started = Arc::new(discovery::Started::of(&app));
+        State { app, port, realtime, started }
     }
 }
 
@@ -64,17 +68,25 @@ pub fn router(state: State) -> Router {
         .route("/api/files/{entity}/{id}/{name}", get(records::file))
         // Multipart bodies carry files; JSON bodies are held to MAX_BODY by `json_body`.
         .layer(DefaultBodyLimit::max(MAX_UPLOAD));
-    let mut router = Router::new().merge(api).merge(dashboard::routes());
+    let mut router = Router::new()
+        .merge(api)
+        .merge(dashboard::routes())
+        .route(discovery::CATALOG_PATH, get(discovery::catalog).options(discovery::preflight))
+        .route(discovery::CARD_PATH, get(discovery::card).options(discovery::preflight));
     let ui = state.app.definition.ui_dir();
     if ui.join("index.html").is_file() {
         router = router.fallback_service(tower_http::services::ServeDir::new(ui));
     } else {
-        router = router.fallback(api_not_found);
+        router = router.route("/", get(discovery::landing)).fallback(api_not_found);
     }
+    let mcp = crate::mcp::router(&state);
+    // MCP answers with its own (JSON-RPC) errors, so it is merged after the envelope layer.
     router
+        .layer(middleware::from_fn(discovery::link))
         .layer(middleware::from_fn(envelope_errors))
         .layer(middleware::from_fn_with_state(state.clone(), cors))
         .with_state(state)
+        .merge(mcp)
 }
 
 /// CORS for the origins app.toml allows. The app's own page is same-origin and
@@ -82,7 +94,9 @@ pub fn router(state: State) -> Router {
 /// refused with the envelope, so a browser never lets a foreign page through.
 async fn cors(axum::extract::State(state): axum::extract::State<State>, request: Request, next: Next) -> Response {
     let origin = request.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let Some(origin) = origin else { return next.run(request).await };
+    // The discovery documents are public: they send their own `*` CORS headers.
+    let public = discovery::is_public(request.uri().path());
+    let Some(origin) = origin.filter(|_| !public) else { return next.run(request).await };
     let allowed = a2app_core::access::origin_allowed(&state.app, &origin, state.port);
     let preflight = request.method() == axum::http::Method::OPTIONS
         && request.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);

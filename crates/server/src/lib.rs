@@ -1,13 +1,15 @@
 //! The a2app transports over one `core::App`.
 //!
 //! `http` holds the axum routes of the A2App contract and the PocketBase-
-//! compatible records API; `realtime` the SSE realtime API; `backend` the
+//! compatible records API, and the discovery documents; `mcp` the MCP
+//! server (rmcp) at `/mcp`; `realtime` the SSE realtime API; `backend` the
 //! HTTP client `http` operations reach the app's backend process with. A handler is
 //! thin: establish the caller, decode, one `a2app_core` call, encode. Nothing
 //! here decides what a caller may do or touches storage.
 
 pub mod backend;
 pub mod http;
+pub mod mcp;
 pub mod realtime;
 
 use a2app_core::App;

@@ -121,3 +121,118 @@ fn new_writes_a_starter_that_passes_check() {
     let out = run(&["new", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `app.toml` with one presentation example whose fields are `example` (TOML
+/// lines) and, when given, a preview table.
+fn presentation(example: &str, preview: &str) -> String {
+    let preview = if preview.is_empty() {
+        String::new()
+    } else {
+        format!("[discovery.presentation.examples.preview]\n{preview}\n")
+    };
+    format!("{APP}[discovery.presentation]\nversion = \"1\"\n[[discovery.presentation.examples]]\n{example}\n{preview}")
+}
+
+const EXAMPLE: &str = "id = \"plan\"\ntitle = \"Plan\"\nprompt = \"What is due?\"";
+const PREVIEW: &str =
+    "src = \"https://example.com/p.png\"\nalt = \"A board\"\nwidth = 800\nheight = 600\nmimeType = \"image/png\"";
+
+#[test]
+fn presentation_examples_are_checked_against_the_specs_limits() {
+    const SCHEMA: &str = r#"{"entities":{"a":{"fields":{"x":{"type":"string"}}}}}"#;
+    let x = |n: usize| "x".repeat(n);
+    let twelve: String = (0..13)
+        .map(|i| format!("[[discovery.presentation.examples]]\nid = \"e{i}\"\ntitle = \"T\"\nprompt = \"P\"\n"))
+        .collect();
+    let rows: Vec<(String, &str)> = vec![
+        (presentation(EXAMPLE, PREVIEW), ""),
+        (
+            format!("{APP}[discovery.presentation]\nversion = \"2\"\n[[discovery.presentation.examples]]\n{EXAMPLE}\n"),
+            "app.toml: $.discovery.presentation.version: version must be \"1\"",
+        ),
+        (
+            format!("{APP}[discovery.presentation]\nversion = \"1\"\nexamples = []\n"),
+            "app.toml: $.discovery.presentation.examples: examples must list 1 to 12 examples, got 0",
+        ),
+        (
+            format!("{APP}[discovery.presentation]\nversion = \"1\"\n{twelve}"),
+            "app.toml: $.discovery.presentation.examples: examples must list 1 to 12 examples, got 13",
+        ),
+        (
+            presentation("id = \"-plan\"\ntitle = \"T\"\nprompt = \"P\"", ""),
+            "app.toml: $.discovery.presentation.examples[0].id: id must be 1-100 letters",
+        ),
+        (
+            presentation(&format!("id = \"{}\"\ntitle = \"T\"\nprompt = \"P\"", x(101)), ""),
+            "app.toml: $.discovery.presentation.examples[0].id: id must be 1-100 letters",
+        ),
+        (
+            format!(
+                "{APP}[discovery.presentation]\nversion = \"1\"\n[[discovery.presentation.examples]]\n{EXAMPLE}\n[[discovery.presentation.examples]]\n{EXAMPLE}\n"
+            ),
+            "app.toml: $.discovery.presentation.examples[1].id: duplicate example id \"plan\"",
+        ),
+        (
+            presentation(&format!("id = \"p\"\ntitle = \"{}\"\nprompt = \"P\"", x(101)), ""),
+            "app.toml: $.discovery.presentation.examples[0].title: at most 100 characters, got 101",
+        ),
+        (
+            presentation(&format!("id = \"p\"\ntitle = \"T\"\nprompt = \"{}\"", x(2001)), ""),
+            "app.toml: $.discovery.presentation.examples[0].prompt: at most 2000 characters, got 2001",
+        ),
+        (
+            presentation("id = \"p\"\ntitle = \"T\"", ""),
+            "app.toml: $.discovery.presentation.examples[0].prompt: must be a non-empty string of at most 2000 characters",
+        ),
+        (
+            presentation(&format!("{EXAMPLE}\ndescription = \"{}\"", x(501)), ""),
+            "app.toml: $.discovery.presentation.examples[0].description: at most 500 characters, got 501",
+        ),
+        (
+            presentation(EXAMPLE, &PREVIEW.replace("https://", "http://")),
+            "app.toml: $.discovery.presentation.examples[0].preview.src: src must be an https:// URL",
+        ),
+        (
+            presentation(EXAMPLE, &PREVIEW.replace("A board", &x(501))),
+            "app.toml: $.discovery.presentation.examples[0].preview.alt: at most 500 characters, got 501",
+        ),
+        (
+            presentation(EXAMPLE, &PREVIEW.replace("800", "0")),
+            "app.toml: $.discovery.presentation.examples[0].preview.width: width must be a whole number of pixels from 1 to 8192",
+        ),
+        (
+            presentation(EXAMPLE, &PREVIEW.replace("600", "8193")),
+            "app.toml: $.discovery.presentation.examples[0].preview.height: height must be a whole number of pixels from 1 to 8192",
+        ),
+        (
+            presentation(EXAMPLE, &PREVIEW.replace("image/png", "image/gif")),
+            "app.toml: $.discovery.presentation.examples[0].preview.mimeType: mimeType must be one of: image/png, image/jpeg, image/webp, image/avif, image/svg+xml",
+        ),
+        (
+            presentation(&format!("{EXAMPLE}\ncolour = 1"), ""),
+            "app.toml: $.discovery.presentation.examples[0].colour: unknown key \"colour\"",
+        ),
+        (
+            format!("{APP}[discovery]\nname = \"kanban\"\n"),
+            "app.toml: $.discovery.name: name must be reverse-DNS with one slash",
+        ),
+        (
+            format!("{APP}[discovery]\nnoindex = \"yes\"\n"),
+            "app.toml: $.discovery.noindex: noindex must be true or false",
+        ),
+        (
+            format!("{APP}[discovery]\nicons = [{{ src = \"http://x/i.png\" }}]\n"),
+            "app.toml: $.discovery.icons[0].src: src must be an https:// URL or a path of this app",
+        ),
+        (format!("{APP}[mcp]\ntools = \"all\"\n"), "app.toml: $.mcp.tools: tools must be \"compact\" or \"full\""),
+    ];
+    for (toml, want) in &rows {
+        let (code, out) = check_dir(&[("app.toml", toml), ("schema.json", SCHEMA)]);
+        if want.is_empty() {
+            assert_eq!(code, 0, "{toml}\n{out}");
+            continue;
+        }
+        assert_eq!(code, 1, "{toml}\n{out}");
+        assert!(out.lines().any(|l| l.starts_with(want)), "{toml}\nwanted a line starting with: {want}\ngot:\n{out}");
+    }
+}

@@ -24,6 +24,37 @@ pub struct AppConfig {
     pub limits: crate::limits::Limits,
     /// The app's own backend process, which `http` operations call.
     pub backend: Option<BackendConfig>,
+    pub mcp: McpConfig,
+    pub discovery: DiscoveryConfig,
+}
+
+/// `[mcp]`: how the app presents itself as an MCP server.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct McpConfig {
+    pub tools: ToolSurface,
+}
+
+/// Which tools `tools/list` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolSurface {
+    /// A fixed set of generic tools whose size does not grow with the app.
+    #[default]
+    Compact,
+    /// The compact set plus one typed tool per operation.
+    Full,
+}
+
+/// `[discovery]`: what the AI Catalog and the MCP Server Card publish.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DiscoveryConfig {
+    /// The card's reverse-DNS `name` (`com.example/kanban`); derived when absent.
+    pub name: Option<String>,
+    /// Ask indexers not to list the app (`X-Robots-Tag: noindex`).
+    pub noindex: bool,
+    /// The card's `icons`, as written (`src`, optional `mimeType`, `sizes`).
+    pub icons: Vec<serde_json::Value>,
+    /// `_meta["openbot/presentation"]`, validated against the spec's limits.
+    pub presentation: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +89,8 @@ pub fn parse(text: &str) -> Result<AppConfig, Problems> {
         timezone: "UTC".into(),
         http: HttpConfig::default(),
         limits: crate::limits::Limits::default(),
+        mcp: McpConfig::default(),
+        discovery: DiscoveryConfig::default(),
         backend: None,
     };
     let mut saw_id = false;
@@ -92,10 +125,12 @@ pub fn parse(text: &str) -> Result<AppConfig, Problems> {
             "http" => config.http = http(value, &path, &mut problems),
             "limits" => config.limits = limits(value, &path, &mut problems),
             "backend" => config.backend = backend(value, &path, &mut problems),
+            "mcp" => config.mcp = mcp(value, &path, &mut problems),
+            "discovery" => config.discovery = super::presentation::discovery(value, &path, &mut problems),
             other => problems.push(
                 &path,
                 format!(
-                    "unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http, limits, backend)"
+                    "unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http, limits, backend, mcp, discovery)"
                 ),
             ),
         }
@@ -161,6 +196,24 @@ fn limits(value: &Value, path: &str, problems: &mut Problems) -> crate::limits::
     limits
 }
 
+fn mcp(value: &Value, path: &str, problems: &mut Problems) -> McpConfig {
+    let mut mcp = McpConfig::default();
+    let Some(table) = value.as_table() else {
+        problems.push(path, "mcp must be a table");
+        return mcp;
+    };
+    for (key, value) in table {
+        let kpath = join(path, key);
+        match (key.as_str(), value.as_str()) {
+            ("tools", Some("compact")) => mcp.tools = ToolSurface::Compact,
+            ("tools", Some("full")) => mcp.tools = ToolSurface::Full,
+            ("tools", _) => problems.push(&kpath, "tools must be \"compact\" or \"full\""),
+            (other, _) => problems.push(&kpath, format!("unknown key \"{other}\" (allowed: tools)")),
+        }
+    }
+    mcp
+}
+
 fn backend(value: &Value, path: &str, problems: &mut Problems) -> Option<BackendConfig> {
     let Some(table) = value.as_table() else {
         problems.push(path, "backend must be a table with a url");
@@ -219,6 +272,22 @@ mod tests {
         .unwrap_err();
         let got: Vec<String> = err.list.iter().map(|p| p.path.clone()).collect();
         assert_eq!(got, ["$.id", "$.auth_mode", "$.timezone", "$.color", "$.http.allowed_hostz", "$"]);
+    }
+
+    #[test]
+    fn reads_the_mcp_tool_surface() {
+        let base = "id = \"t\"\nname = \"T\"\n";
+        assert_eq!(parse(base).unwrap().mcp.tools, ToolSurface::Compact);
+        assert_eq!(parse(&format!("{base}[mcp]\ntools = \"full\"\n")).unwrap().mcp.tools, ToolSurface::Full);
+        let err = parse(&format!("{base}[mcp]\ntools = \"all\"\nlist = 1\n")).unwrap_err();
+        let got: Vec<(String, String)> = err.list.iter().map(|p| (p.path.clone(), p.message.clone())).collect();
+        assert_eq!(
+            got,
+            [
+                ("$.mcp.tools".to_owned(), "tools must be \"compact\" or \"full\"".to_owned()),
+                ("$.mcp.list".to_owned(), "unknown key \"list\" (allowed: tools)".to_owned()),
+            ]
+        );
     }
 
     #[test]

@@ -6,8 +6,10 @@
 mod access;
 mod contract;
 mod dashboard;
+mod discovery;
 mod files;
 mod guard;
+mod mcp;
 mod ops;
 mod records;
 mod users;
@@ -70,6 +72,12 @@ impl TestApp {
             if root.join(file).exists() {
                 std::fs::copy(root.join(file), dir.path().join(file)).expect("copy example");
             }
+        }
+        // Fixtures bring their own page; the kanban copy stays without its ui/.
+        if root.join("ui/index.html").exists() && root.starts_with(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"))
+        {
+            std::fs::create_dir(dir.path().join("ui")).expect("ui dir");
+            std::fs::copy(root.join("ui/index.html"), dir.path().join("ui/index.html")).expect("copy ui");
         }
         let toml = std::fs::read_to_string(dir.path().join("app.toml")).expect("app.toml");
         std::fs::write(dir.path().join("app.toml"), edit(&toml)).expect("write app.toml");

@@ -1,0 +1,207 @@
+//! The MCP server at `/mcp`: both protocol eras on one endpoint (modern
+//! 2026-07-28, stateless; legacy 2025-11-25, `initialize` and sessions),
+//! served by the official `rmcp` crate.
+//!
+//! rmcp owns the protocol (JSON-RPC, eras, sessions, the `Mcp-*` header
+//! checks); this module owns what the app says through it. The tools
+//! (`tools`) and resources (`resources`) are generated from describe and are
+//! thin adapters over the same `a2app_core` calls as the HTTP contract; they
+//! never call the HTTP handlers. Who the caller is, is established once per
+//! HTTP request by `gate`, with the contract's own rules (`core::access`),
+//! before rmcp sees the request.
+
+pub mod prompts;
+pub mod resources;
+pub mod tools;
+
+use crate::http::{self, State};
+use a2app_core::access::Intent;
+use a2app_core::caller::Caller;
+use axum::Router;
+use axum::extract::{Request, State as S};
+use axum::http::request::Parts;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::ErrorData;
+use rmcp::RoleServer;
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::sync::Arc;
+
+/// The path of the endpoint; the server card lives below it.
+pub const PATH: &str = "/mcp";
+
+/// The `/mcp` routes, behind the gate.
+pub fn router(state: &State) -> Router {
+    let handler = Handler { state: state.clone() };
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        transport_config(state),
+    );
+    Router::new().nest_service(PATH, service).layer(middleware::from_fn_with_state(state.clone(), gate))
+}
+
+/// rmcp's own Host and Origin checks mirror the contract's (the gate has
+/// already applied the contract's exact rules; these are a second line).
+fn transport_config(state: &State) -> StreamableHttpServerConfig {
+    let http = &state.app.definition.config.http;
+    let hosts = ["localhost", "127.0.0.1", "::1"].into_iter().map(str::to_owned).chain(http.allowed_hosts.clone());
+    let port = state.port;
+    let origins = ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .map(|h| format!("http://{h}:{port}"))
+        .chain(http.allowed_origins.clone());
+    StreamableHttpServerConfig::default()
+        // Sessions for the legacy era only; 2026-07-28 requests are always stateless.
+        .with_legacy_session_mode(true)
+        // Modern answers as one JSON object: no tool here streams progress.
+        .with_json_response(true)
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(http::MAX_BODY)
+}
+
+/// Establishes the caller of every MCP request with the contract's rules:
+/// `Host` and `Origin` (403), a wrong token (401), the read rate limit. The
+/// caller travels to the handler in the request's extensions.
+///
+/// The OAuth seam: deployed mode will answer 401 here with
+/// `WWW-Authenticate: Bearer resource_metadata=…` when no valid grant is
+/// presented, and put the grant's scopes on the caller.
+async fn gate(S(state): S<State>, mut request: Request, next: Next) -> Response {
+    match http::caller(&state, request.headers(), Intent::Read).await {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// One per request (stateless) or per session (legacy): a clone of the
+/// shared state, nothing more.
+#[derive(Clone)]
+pub struct Handler {
+    state: State,
+}
+
+/// The HTTP request behind an MCP request, and the caller the gate established.
+pub(crate) struct Call<'a> {
+    pub parts: &'a Parts,
+    pub caller: &'a Caller,
+}
+
+fn origin(ctx: &RequestContext<RoleServer>) -> Result<Call<'_>, ErrorData> {
+    let parts = ctx.extensions.get::<Parts>().ok_or_else(|| internal("no HTTP request behind an MCP request"))?;
+    let caller = parts.extensions.get::<Caller>().ok_or_else(|| internal("the gate did not run"))?;
+    Ok(Call { parts, caller })
+}
+
+/// A generic JSON-RPC error; the detail is logged, never sent.
+pub(crate) fn internal(detail: &str) -> ErrorData {
+    tracing::error!(%detail, "mcp internal error");
+    ErrorData::internal_error("internal error", None)
+}
+
+impl ServerHandler for Handler {
+    // `logging` is declared for legacy (2025-11-25) clients; 2026-07-28 removed it.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        let config = &self.state.app.definition.config;
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().enable_logging().build();
+        let mut info =
+            Implementation::new(server_name(&self.state.app), env!("CARGO_PKG_VERSION")).with_title(&config.name);
+        if !config.description.is_empty() {
+            info = info.with_description(&config.description);
+        }
+        ServerConfig::new(capabilities).with_server_info(info).with_instructions(tools::instructions(&self.state.app))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list(&self.state.app))
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools::list(&self.state.app).into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let origin = origin(&ctx)?;
+        let result = tools::call(&self.state, &origin, &request.name, request.arguments.unwrap_or_default()).await?;
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list(&self.state.app))
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        origin(&ctx)?;
+        Ok(GetPromptResponse::Complete(prompts::get(&self.state.app, &request.name)?))
+    }
+
+    /// Legacy clients may set a level; the app sends no log messages, so
+    /// every level is accepted and nothing more happens.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(resources::list(&self.state.app))
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        origin(&ctx)?;
+        Ok(ReadResourceResponse::Complete(resources::read(&self.state.app, &request.uri)?))
+    }
+}
+
+/// The server's name in `serverInfo`: the app's id, as `a2app/<id>`.
+pub fn server_name(app: &a2app_core::App) -> String {
+    format!("a2app/{}", app.definition.config.id)
+}

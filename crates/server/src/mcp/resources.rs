@@ -1,0 +1,54 @@
+//! The MCP resources: the describe document and one schema per entity, read
+//! from the same `core::describe` as `GET /api/_a2app/describe`.
+
+use a2app_core::App;
+use rmcp::ErrorData;
+use rmcp::model::{CacheScope, ReadResourceResult, Resource, ResourceContents};
+use serde_json::json;
+
+/// The whole describe document.
+pub const DESCRIBE: &str = "a2app://describe";
+/// One entity's part of describe: `a2app://describe/cards`.
+pub const ENTITY_PREFIX: &str = "a2app://describe/";
+
+const JSON: &str = "application/json";
+
+/// Every resource, describe first, then the entities in schema order.
+pub fn list(app: &App) -> Vec<Resource> {
+    let name = &app.definition.config.name;
+    let mut out = vec![
+        Resource::new(DESCRIBE, "describe")
+            .with_title(format!("{name}: describe"))
+            .with_description("The app's data model: entities, fields, operations and conventions.")
+            .with_mime_type(JSON),
+    ];
+    for entity in app.definition.schema.entities.keys() {
+        out.push(
+            Resource::new(format!("{ENTITY_PREFIX}{entity}"), format!("schema of {entity}"))
+                .with_title(format!("{name}: {entity}"))
+                .with_description(format!("The fields of \"{entity}\": types, limits, required, read-only."))
+                .with_mime_type(JSON),
+        );
+    }
+    out
+}
+
+/// Reads one resource; an unknown URI is `-32602` (both eras).
+pub fn read(app: &App, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let value = if uri == DESCRIBE {
+        serde_json::to_value(a2app_core::describe::describe(app)).map_err(|e| super::internal(&e.to_string()))?
+    } else if let Some(entity) = uri.strip_prefix(ENTITY_PREFIX)
+        && app.definition.schema.entities.contains_key(entity)
+    {
+        a2app_core::describe::part(app, entity).map_err(|e| super::internal(&e.to_string()))?
+    } else {
+        return Err(ErrorData::invalid_params(
+            format!("no resource {uri}; resources/list names them"),
+            Some(json!({ "uri": uri })),
+        ));
+    };
+    let text = serde_json::to_string_pretty(&value).map_err(|e| super::internal(&e.to_string()))?;
+    let contents =
+        ResourceContents::TextResourceContents { uri: uri.to_owned(), mime_type: Some(JSON.into()), text, meta: None };
+    Ok(ReadResourceResult::new(vec![contents]).with_ttl_ms(0).with_cache_scope(CacheScope::Private))
+}

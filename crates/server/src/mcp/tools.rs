@@ -1,0 +1,533 @@
+//! The MCP tools, generated from the app's definition, never hand-listed per
+//! app.
+//!
+//! The compact surface is a fixed set of generic tools (`describe`, `query`,
+//! `get`, `create`, `update`, `delete`) whose size does not grow with the
+//! number of entities: the entity is a parameter, and the entity names are in
+//! the server's instructions and in describe, not in every schema. Each tool
+//! is a thin adapter: decode the arguments, one `a2app_core` call, encode the
+//! answer as `structuredContent` plus a text block.
+//!
+//! When the app has operations, `run_operation` and `job_status` join them,
+//! and in `full` mode one typed tool per operation (`operation_tools`), all
+//! over `core::operations` and `core::jobs` like `POST /api/ops/{name}`.
+
+use super::Call;
+use crate::http::State;
+use a2app_core::Error;
+use a2app_core::access::Intent;
+use a2app_core::app::config::ToolSurface;
+use a2app_core::app::operations::{Operation, ParamType};
+use a2app_core::caller::Caller;
+use a2app_core::records::{self, ListParams, Shape, WriteOptions};
+use a2app_core::store::RequestInfo;
+use a2app_core::{App, AppDefinition};
+use protocol::{ErrorCode, Violation};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use serde_json::{Map, Value, json};
+
+/// The instructions sent with `initialize` and `server/discover`: what the
+/// app is and which entities it has (kept out of the tool schemas so their
+/// size stays flat).
+pub fn instructions(app: &App) -> String {
+    let config = &app.definition.config;
+    let entities: Vec<&str> = app.definition.schema.entities.keys().map(String::as_str).collect();
+    let mut text = config.name.clone();
+    if !config.description.is_empty() {
+        text.push_str(&format!(": {}", config.description));
+    }
+    text.push_str(&format!(
+        "\nEntities: {}.\nCall describe first for fields, types and conventions; branch on error codes; \
+         report writes from their receipt.",
+        entities.join(", ")
+    ));
+    text
+}
+
+/// Every tool, in a fixed order: the compact surface, then the operation
+/// tools (none when the app has no operations).
+pub fn list(app: &App) -> Vec<Tool> {
+    let mut defs = compact();
+    defs.extend(operation_tools(&app.definition));
+    defs.into_iter().filter_map(|def| serde_json::from_value(def).ok()).collect()
+}
+
+fn entity_param() -> Value {
+    json!({"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Entity name (see describe)."})
+}
+
+fn id_param() -> Value {
+    json!({"type": "string", "pattern": "^[a-z0-9]{15}$", "description": "Record id."})
+}
+
+fn shape_params() -> (Value, Value) {
+    (
+        json!({"type": "string", "description": "Ref fields to inline, comma-separated (e.g. list)."}),
+        json!({"type": "string", "description": "Fields to return, comma-separated (e.g. id,title)."}),
+    )
+}
+
+fn key_param() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 255,
+        "description": "Makes a retry safe: a repeat with this key writes nothing (duplicate_request)."})
+}
+
+fn schema(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// `readOnlyHint`, `destructiveHint`, `idempotentHint`; never open-world:
+/// every tool acts on this app's own data.
+fn annotations(title: &str, read_only: bool, destructive: bool, idempotent: bool) -> Value {
+    let mut a = json!({"title": title, "readOnlyHint": read_only, "openWorldHint": false});
+    if !read_only {
+        a["destructiveHint"] = json!(destructive);
+        a["idempotentHint"] = json!(idempotent);
+    }
+    a
+}
+
+/// The compact surface. The order is the order of `tools/list`.
+fn compact() -> Vec<Value> {
+    let (expand, fields) = shape_params();
+    vec![
+        json!({
+            "name": "describe",
+            "description": "The app's model: entities, fields (types, limits), operations, conventions. Call it first. path narrows it: cards, cards/fields/title, operations.",
+            "inputSchema": schema(json!({"path": {"type": "string", "description": "Part to read; omit for all."}}), &[]),
+            "annotations": annotations("Describe the app", true, false, true),
+        }),
+        json!({
+            "name": "query",
+            "description": "List records of an entity. Answers {page, perPage, totalItems, totalPages, items}.",
+            "inputSchema": schema(json!({
+                "entity": entity_param(),
+                "filter": {"type": "string", "description": "PocketBase filter, e.g. done = false && due_date < \"2026-08-01\"."},
+                "sort": {"type": "string", "description": "Fields, comma-separated; - for descending, e.g. -created."},
+                "page": {"type": "integer", "minimum": 1, "default": 1},
+                "perPage": {"type": "integer", "minimum": 1, "maximum": records::MAX_PER_PAGE, "default": records::DEFAULT_PER_PAGE},
+                "expand": expand,
+                "fields": fields,
+            }), &["entity"]),
+            "annotations": annotations("Query records", true, false, true),
+        }),
+        json!({
+            "name": "get",
+            "description": "Read one record by id.",
+            "inputSchema": schema(json!({"entity": entity_param(), "id": id_param(), "expand": expand, "fields": fields}), &["entity", "id"]),
+            "annotations": annotations("Get a record", true, false, true),
+        }),
+        json!({
+            "name": "create",
+            "description": "Create a record. Every invalid value is reported at once (code, field); fix all and retry. Answers the stored record with its _receipt.",
+            "inputSchema": schema(json!({
+                "entity": entity_param(),
+                "record": {"type": "object", "description": "Field values as describe defines them; dates ISO 8601."},
+                "idempotencyKey": key_param(),
+            }), &["entity", "record"]),
+            "annotations": annotations("Create a record", false, false, false),
+        }),
+        json!({
+            "name": "update",
+            "description": "Change fields of a record; fields not sent keep their values. Answers the stored record with its _receipt.",
+            "inputSchema": schema(json!({
+                "entity": entity_param(),
+                "id": id_param(),
+                "record": {"type": "object", "description": "Only the fields to change."},
+                "ifMatch": {"type": "string", "description": "The updated value you read; if the record changed since, nothing is written (version_conflict)."},
+                "idempotencyKey": key_param(),
+            }), &["entity", "id", "record"]),
+            "annotations": annotations("Update a record", false, true, true),
+        }),
+        json!({
+            "name": "delete",
+            "description": "Delete a record. Ask the person first.",
+            "inputSchema": schema(json!({"entity": entity_param(), "id": id_param()}), &["entity", "id"]),
+            "annotations": annotations("Delete a record", false, true, true),
+        }),
+    ]
+}
+
+/// `run_operation` and `job_status`, listed only when the app has operations;
+/// in `full` mode also one typed tool per operation (name = the operation's
+/// name, parameters from `operations.json`).
+fn operation_tools(def: &AppDefinition) -> Vec<Value> {
+    let ops = &def.operations;
+    if ops.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![
+        json!({
+            "name": "run_operation",
+            "description": "Run an operation (describe lists them). A destructive one answers approval_required with an approvalKey: ask the person, then repeat the call with it. A job answers a jobId.",
+            "inputSchema": schema(json!({
+                "name": {"type": "string", "description": "Operation name."},
+                "params": {"type": "object", "description": "The operation's params."},
+                "approvalKey": {"type": "string", "description": "From approval_required, after a person confirmed."},
+                "idempotencyKey": key_param(),
+            }), &["name"]),
+            "annotations": annotations("Run an operation", false, ops.iter().any(|o| o.destructive), false),
+        }),
+        json!({
+            "name": "job_status",
+            "description": "A job's state and progress.",
+            "inputSchema": schema(json!({"jobId": {"type": "string", "description": "The job id."}}), &["jobId"]),
+            "annotations": annotations("Job status", true, false, true),
+        }),
+    ];
+    if def.config.mcp.tools == ToolSurface::Full {
+        out.extend(ops.iter().map(operation_tool));
+    }
+    out
+}
+
+/// A crud `list` operation only reads; every other kind may write.
+fn reads_only(op: &Operation) -> bool {
+    use a2app_core::app::operations::{CrudAction, Executor};
+    matches!(&op.run, Executor::Crud(c) if c.action == CrudAction::List) && !op.destructive
+}
+
+/// One typed tool for one operation.
+fn operation_tool(op: &Operation) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for p in &op.params {
+        let kind = match p.kind {
+            ParamType::String => "string",
+            ParamType::Number => "number",
+            ParamType::Boolean => "boolean",
+        };
+        let mut prop = json!({"type": kind});
+        if !p.choices.is_empty() {
+            prop["enum"] = Value::Array(p.choices.clone());
+        }
+        if let Some(d) = &p.default {
+            prop["default"] = d.clone();
+        }
+        if !p.description.is_empty() {
+            prop["description"] = json!(p.description);
+        }
+        if p.required {
+            required.push(p.name.as_str());
+        }
+        properties.insert(p.name.clone(), prop);
+    }
+    if op.destructive {
+        properties.insert(
+            "approvalKey".into(),
+            json!({"type": "string", "description": "From approval_required, after a person confirmed."}),
+        );
+    }
+    let description =
+        if op.description.is_empty() { format!("Run the operation {}.", op.name) } else { op.description.clone() };
+    json!({
+        "name": op.name,
+        "description": description,
+        "inputSchema": schema(Value::Object(properties), &required),
+        "annotations": annotations(&op.name, reads_only(op), op.destructive, false),
+    })
+}
+
+/// Runs a tool. App errors are `isError` results carrying the error envelope;
+/// an unknown tool is `-32602`; anything unexpected is a generic error.
+pub(crate) async fn call(
+    state: &State,
+    origin: &Call<'_>,
+    name: &str,
+    args: Map<String, Value>,
+) -> Result<CallToolResult, ErrorData> {
+    let app = &state.app;
+    let outcome = match name {
+        "describe" => describe(app, &args),
+        "query" => query(app, origin.caller, &args).await,
+        "get" => get(app, origin.caller, &args).await,
+        "create" | "update" | "delete" => write(state, origin, name, &args).await,
+        "run_operation" | "job_status" if !app.definition.operations.is_empty() => {
+            operation(state, origin, name, &args).await
+        }
+        _ if app.definition.config.mcp.tools == ToolSurface::Full
+            && app.definition.operations.iter().any(|o| o.name == name) =>
+        {
+            typed_operation(state, origin, name, &args).await
+        }
+        _ => {
+            return Err(ErrorData::invalid_params(
+                format!("no tool named {name}; tools/list names them"),
+                Some(json!({"name": name})),
+            ));
+        }
+    };
+    Ok(match outcome {
+        Ok(Answer { value, text }) => {
+            let text = text.unwrap_or_else(|| serde_json::to_string(&value).unwrap_or_default());
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(value);
+            result
+        }
+        Err(error) => failure(&error),
+    })
+}
+
+/// What a tool answered: the structured value, and its text when that is not
+/// the value's JSON (a write's receipt).
+struct Answer {
+    value: Value,
+    text: Option<String>,
+}
+
+impl Answer {
+    fn json(value: impl serde::Serialize) -> Result<Answer, Error> {
+        let value = serde_json::to_value(value).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(Answer { value, text: None })
+    }
+}
+
+/// An app error as an `isError` result: the envelope as `structuredContent`
+/// (code, field, every violation) and a text the model can act on.
+fn failure(error: &Error) -> CallToolResult {
+    if let Error::Internal(detail) = error {
+        tracing::error!(%detail, "internal error in an MCP tool");
+    }
+    let body = error.to_body();
+    let mut text = format!("{}: {}", body.code.as_str(), body.message);
+    if matches!(error, Error::Unauthorized(_)) {
+        // What an MCP host's user can act on: the header hosts let them set.
+        text.push_str("\nMCP hosts send the token as Authorization: Bearer <contents of .agent-token>.");
+    }
+    for v in &body.violations {
+        let field = v.field.as_deref().unwrap_or("-");
+        text.push_str(&format!("\n- {field}: {} ({})", v.code.as_str(), v.message));
+    }
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = serde_json::to_value(&body).ok();
+    result
+}
+
+/// A string argument; absent is `None`, any other type is `invalid_param`.
+fn text(args: &Map<String, Value>, key: &str) -> Result<Option<String>, Error> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(bad_param(key, "a string", other)),
+    }
+}
+
+fn required(args: &Map<String, Value>, key: &str) -> Result<String, Error> {
+    text(args, key)?.ok_or_else(|| {
+        Error::Invalid(vec![
+            Violation::new(ErrorCode::InvalidParam, format!("{key} is required")).field(key).expected("a string"),
+        ])
+    })
+}
+
+/// An integer argument, passed to core as the query-string text it parses.
+fn number(args: &Map<String, Value>, key: &str) -> Result<Option<String>, Error> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.is_u64() => Ok(Some(n.to_string())),
+        Some(other) => Err(bad_param(key, "a positive whole number", other)),
+    }
+}
+
+fn bad_param(key: &str, expected: &str, got: &Value) -> Error {
+    Error::Invalid(vec![
+        Violation::new(ErrorCode::InvalidParam, format!("{key} must be {expected}"))
+            .field(key)
+            .expected(expected)
+            .got(got.clone()),
+    ])
+}
+
+fn shape(args: &Map<String, Value>) -> Result<Shape, Error> {
+    Ok(Shape { expand: text(args, "expand")?, fields: text(args, "fields")? })
+}
+
+fn describe(app: &App, args: &Map<String, Value>) -> Result<Answer, Error> {
+    match text(args, "path")? {
+        Some(path) if !path.trim().is_empty() => Answer::json(a2app_core::describe::part(app, &path)?),
+        _ => Answer::json(a2app_core::describe::describe(app)),
+    }
+}
+
+async fn query(app: &std::sync::Arc<App>, caller: &Caller, args: &Map<String, Value>) -> Result<Answer, Error> {
+    let entity = required(args, "entity")?;
+    let params = ListParams {
+        page: number(args, "page")?,
+        per_page: number(args, "perPage")?,
+        sort: text(args, "sort")?,
+        filter: text(args, "filter")?,
+        expand: text(args, "expand")?,
+        fields: text(args, "fields")?,
+        skip_total: None,
+    };
+    let request = RequestInfo { method: "GET".into(), context: "default".into(), ..Default::default() };
+    Answer::json(records::list(app, caller, &entity, &params, request).await?)
+}
+
+async fn get(app: &std::sync::Arc<App>, caller: &Caller, args: &Map<String, Value>) -> Result<Answer, Error> {
+    let entity = required(args, "entity")?;
+    let id = required(args, "id")?;
+    Answer::json(records::view(app, caller, &entity, &id, &shape(args)?).await?)
+}
+
+async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, Value>) -> Result<Answer, Error> {
+    // Writes need the agent token (or the app's own origin), as over HTTP.
+    let caller = crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+    let app = &state.app;
+    let entity = required(args, "entity")?;
+    let opts = WriteOptions {
+        key: text(args, "idempotencyKey")?,
+        if_match: text(args, "ifMatch")?,
+        ..WriteOptions::default()
+    };
+    let record = || -> Result<Value, Error> {
+        match args.get("record") {
+            Some(v @ Value::Object(_)) => Ok(v.clone()),
+            other => Err(bad_param("record", "an object of field values", other.unwrap_or(&Value::Null))),
+        }
+    };
+    let stored = match name {
+        "create" => records::create(app, &caller, &entity, &record()?, &opts).await?,
+        "update" => {
+            let id = required(args, "id")?;
+            records::update(app, &caller, &entity, &id, &record()?, &opts).await?
+        }
+        _ => {
+            let id = required(args, "id")?;
+            let receipt = records::delete(app, &caller, &entity, &id, &opts).await?;
+            let text = receipt.text.clone();
+            return Ok(Answer { value: json!({ "_receipt": receipt }), text: Some(text) });
+        }
+    };
+    let text = stored.get("_receipt").and_then(|r| r.get("text")).and_then(Value::as_str).map(str::to_owned);
+    Ok(Answer { value: Value::Object(stored), text })
+}
+
+/// `run_operation` and `job_status`.
+async fn operation(state: &State, origin: &Call<'_>, tool: &str, args: &Map<String, Value>) -> Result<Answer, Error> {
+    if tool == "job_status" {
+        let job = a2app_core::jobs::get(&state.app, &required(args, "jobId")?).await?;
+        return Answer::json(job);
+    }
+    let name = required(args, "name")?;
+    let params = match args.get("params") {
+        None | Some(Value::Null) => Value::Null,
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(other) => return Err(bad_param("params", "an object of the operation's params", other)),
+    };
+    invoke(state, origin, &name, params, args).await
+}
+
+/// A `full` mode tool: the arguments are the operation's params.
+async fn typed_operation(
+    state: &State,
+    origin: &Call<'_>,
+    name: &str,
+    args: &Map<String, Value>,
+) -> Result<Answer, Error> {
+    let mut params = args.clone();
+    params.remove("approvalKey");
+    params.remove("idempotencyKey");
+    invoke(state, origin, name, Value::Object(params), args).await
+}
+
+/// Runs an operation as `POST /api/ops/{name}` does: a write-authorized
+/// caller, the approval key of a destructive one, the idempotency key.
+async fn invoke(
+    state: &State,
+    origin: &Call<'_>,
+    name: &str,
+    params: Value,
+    args: &Map<String, Value>,
+) -> Result<Answer, Error> {
+    use a2app_core::operations::{Answer as Ran, Invocation};
+    let caller = crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+    let invocation =
+        Invocation::new(params).approval(text(args, "approvalKey")?).idempotency_key(text(args, "idempotencyKey")?);
+    match a2app_core::operations::invoke(&state.app, &caller, name, invocation).await? {
+        Ran::Done(done) => {
+            let text = (!done.receipts.is_empty())
+                .then(|| done.receipts.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("\n"));
+            let mut answer = Answer::json(done)?;
+            answer.text = text;
+            Ok(answer)
+        }
+        Ran::Started(started) => {
+            let text =
+                format!("Started job {} ({}); read its progress with job_status.", started.job_id, started.operation);
+            let mut answer = Answer::json(started)?;
+            answer.text = Some(text);
+            Ok(answer)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn definition(surface: &str) -> AppDefinition {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("app.toml", format!("id = \"t\"\nname = \"T\"\n[mcp]\ntools = \"{surface}\"\n")),
+            ("schema.json", r#"{"entities":{"notes":{"fields":{"title":{"type":"string"}}}}}"#.to_owned()),
+            (
+                "operations.json",
+                r#"[{"name":"archive_done","description":"Archive finished notes.","destructive":true,
+                     "params":{"older_than":{"type":"number","required":true},"mode":{"type":"string","enum":["soft","hard"],"default":"soft"}},
+                     "executor":{"kind":"crud","entity":"notes","action":"delete","filter":"title = ''"}},
+                    {"name":"export","params":{},"executor":{"kind":"job","run":"export"}}]"#
+                    .to_owned(),
+            ),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        a2app_core::app::load(dir.path()).unwrap()
+    }
+
+    fn names(defs: &[Value]) -> Vec<&str> {
+        defs.iter().map(|d| d["name"].as_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn operation_tools_are_generated_from_operations_json() {
+        let compact = operation_tools(&definition("compact"));
+        assert_eq!(names(&compact), ["run_operation", "job_status"]);
+        assert_eq!(compact[0]["annotations"]["destructiveHint"], true);
+        assert_eq!(compact[1]["annotations"]["readOnlyHint"], true);
+
+        let full = operation_tools(&definition("full"));
+        assert_eq!(names(&full), ["run_operation", "job_status", "archive_done", "export"]);
+        let archive = &full[2];
+        assert_eq!(archive["description"], "Archive finished notes.");
+        assert_eq!(archive["annotations"]["destructiveHint"], true);
+        let schema = &archive["inputSchema"];
+        assert_eq!(schema["required"], json!(["older_than"]));
+        assert_eq!(schema["properties"]["older_than"], json!({"type": "number"}));
+        assert_eq!(
+            schema["properties"]["mode"],
+            json!({"type": "string", "enum": ["soft", "hard"], "default": "soft"})
+        );
+        assert_eq!(schema["properties"]["approvalKey"]["type"], "string");
+        assert_eq!(full[3]["annotations"]["destructiveHint"], false);
+        assert!(full[3]["inputSchema"]["properties"].get("approvalKey").is_none());
+        // Every generated definition is a valid rmcp tool.
+        assert!(full.into_iter().all(|d| serde_json::from_value::<Tool>(d).is_ok()));
+    }
+
+    #[test]
+    fn an_app_without_operations_gets_no_operation_tools() {
+        let mut def = definition("full");
+        def.operations.clear();
+        assert!(operation_tools(&def).is_empty());
+    }
+}

@@ -1,0 +1,355 @@
+//! The MCP endpoint over real HTTP: both eras, the tools generated from
+//! describe, the resources, and the Host/Origin/token rules of the contract.
+
+use crate::TestApp;
+use serde_json::{Value, json};
+
+const MODERN: &str = "2026-07-28";
+
+/// Sends one modern (2026-07-28) JSON-RPC request; `extra` headers are added
+/// as given. Returns the HTTP status and the JSON body.
+async fn rpc(t: &TestApp, extra: &[(&str, &str)], method: &str, mut params: Value) -> (u16, Value) {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut req = t
+        .http
+        .post(format!("{}/mcp", t.url))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", method);
+    if let Some(name) = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str) {
+        req = req.header("mcp-name", name);
+    }
+    for (k, v) in extra {
+        req = req.header(*k, *v);
+    }
+    t.send(req, Some(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))).await
+}
+
+/// Calls a tool with the agent token (as MCP hosts send it) and returns the result.
+async fn tool(t: &TestApp, name: &str, arguments: Value) -> Value {
+    let bearer = format!("Bearer {}", t.token);
+    let (status, body) =
+        rpc(t, &[("authorization", &bearer)], "tools/call", json!({"name": name, "arguments": arguments})).await;
+    assert_eq!(status, 200, "{body}");
+    body["result"].clone()
+}
+
+fn names(list: &Value) -> Vec<&str> {
+    list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
+#[tokio::test]
+async fn the_compact_surface_is_listed_in_order_with_honest_annotations() {
+    let t = TestApp::kanban().await;
+    let (status, list) = rpc(&t, &[], "tools/list", json!({})).await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(names(&list), ["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status"]);
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let hints: Vec<(bool, Option<bool>, Option<bool>)> = tools
+        .iter()
+        .map(|t| {
+            let a = &t["annotations"];
+            (a["readOnlyHint"].as_bool().unwrap(), a["destructiveHint"].as_bool(), a["idempotentHint"].as_bool())
+        })
+        .collect();
+    assert_eq!(
+        hints,
+        [
+            (true, None, None),
+            (true, None, None),
+            (true, None, None),
+            (false, Some(false), Some(false)),
+            (false, Some(true), Some(true)),
+            (false, Some(true), Some(true)),
+            // kanban's clear_done is destructive, so run_operation may be.
+            (false, Some(true), Some(false)),
+            (true, None, None),
+        ]
+    );
+    let query = &tools[1]["inputSchema"];
+    assert_eq!(query["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(query["required"], json!(["entity"]));
+    assert_eq!(query["additionalProperties"], false);
+    assert_eq!(query["properties"]["perPage"]["maximum"], 1000);
+    assert_eq!(list["result"]["ttlMs"], 0);
+}
+
+#[tokio::test]
+async fn the_tool_list_does_not_grow_with_the_schema() {
+    let kanban = TestApp::kanban().await;
+    let notes = TestApp::fixture("notes").await;
+    let (_, a) = rpc(&kanban, &[], "tools/list", json!({})).await;
+    let (_, b) = rpc(&notes, &[], "tools/list", json!({})).await;
+    // notes has no operations, so no operation tools; the rest is the same.
+    assert_eq!(a["result"]["tools"].as_array().unwrap()[..6], b["result"]["tools"].as_array().unwrap()[..]);
+}
+
+#[tokio::test]
+async fn a_write_through_mcp_is_stored_receipted_and_seen_over_http() {
+    let t = TestApp::kanban().await;
+    let list = tool(&t, "create", json!({"entity": "lists", "record": {"name": "To Do"}})).await;
+    assert_eq!(list["isError"], false, "{list}");
+    assert_eq!(list["content"][0]["text"], "Added \"To Do\" to lists");
+    let id = list["structuredContent"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(list["structuredContent"]["_receipt"]["action"], "create");
+
+    let card = tool(
+        &t,
+        "create",
+        json!({"entity": "cards", "record": {"title": "Eat chicken", "list": id, "due_day": "2026-07-31"}}),
+    )
+    .await;
+    assert_eq!(card["isError"], false, "{card}");
+    let card_id = card["structuredContent"]["id"].as_str().unwrap();
+    let (status, over_http) = t.call("GET", &format!("/api/collections/cards/records/{card_id}"), None).await;
+    assert_eq!((status, over_http["title"].as_str()), (200, Some("Eat chicken")));
+
+    let page = tool(&t, "query", json!({"entity": "cards", "filter": "title ~ 'chicken'", "expand": "list"})).await;
+    assert_eq!(page["structuredContent"]["totalItems"], 1, "{page}");
+    assert_eq!(page["structuredContent"]["items"][0]["expand"]["list"]["name"], "To Do");
+    let text: Value = serde_json::from_str(page["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, page["structuredContent"]);
+
+    let got = tool(&t, "get", json!({"entity": "cards", "id": card_id, "fields": "id,title"})).await;
+    assert_eq!(got["structuredContent"], json!({"id": card_id, "title": "Eat chicken"}));
+
+    let updated = tool(&t, "update", json!({"entity": "cards", "id": card_id, "record": {"done": true}})).await;
+    assert_eq!(updated["structuredContent"]["done"], true, "{updated}");
+    let deleted = tool(&t, "delete", json!({"entity": "cards", "id": card_id})).await;
+    assert_eq!(deleted["structuredContent"]["_receipt"]["action"], "delete", "{deleted}");
+    let (status, _) = t.call("GET", &format!("/api/collections/cards/records/{card_id}"), None).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn app_errors_are_is_error_results_with_every_violation() {
+    let t = TestApp::kanban().await;
+    let bad =
+        tool(&t, "create", json!({"entity": "cards", "record": {"title": "x", "due_date": "tomorrow", "bogus": 1}}))
+            .await;
+    assert_eq!(bad["isError"], true);
+    let envelope = &bad["structuredContent"];
+    assert_eq!((envelope["code"].as_str(), envelope["field"].as_str()), (Some("invalid_date"), Some("due_date")));
+    let mut got = crate::violations(envelope);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("invalid_date".to_owned(), "due_date".to_owned()),
+            ("required_field".to_owned(), "list".to_owned()),
+            ("unknown_field".to_owned(), "bogus".to_owned()),
+        ]
+    );
+    assert!(bad["content"][0]["text"].as_str().unwrap().starts_with("invalid_date: 3 problems"), "{bad}");
+
+    for (name, args, code) in [
+        ("query", json!({"entity": "nope"}), "unknown_entity"),
+        ("query", json!({"entity": "cards", "filter": "title ="}), "invalid_filter"),
+        ("query", json!({"entity": "cards", "page": "two"}), "invalid_param"),
+        ("get", json!({"entity": "cards"}), "invalid_param"),
+        ("get", json!({"entity": "cards", "id": "aaaaaaaaaaaaaaa"}), "not_found"),
+        ("create", json!({"entity": "cards", "record": [1]}), "invalid_param"),
+        ("describe", json!({"path": "nope"}), "unknown_entity"),
+    ] {
+        let r = tool(&t, name, args.clone()).await;
+        assert_eq!(
+            (r["isError"].as_bool(), r["structuredContent"]["code"].as_str()),
+            (Some(true), Some(code)),
+            "{name} {args}: {r}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn idempotency_key_makes_a_create_repeatable() {
+    let t = TestApp::kanban().await;
+    let args = json!({"entity": "lists", "record": {"name": "Once"}, "idempotencyKey": "k-1"});
+    let first = tool(&t, "create", args.clone()).await;
+    assert_eq!(first["isError"], false);
+    let again = tool(&t, "create", args).await;
+    assert_eq!(again["structuredContent"]["code"], "duplicate_request");
+    assert_eq!(again["structuredContent"]["id"], first["structuredContent"]["id"]);
+}
+
+#[tokio::test]
+async fn unknown_tools_and_resources_are_invalid_params() {
+    let t = TestApp::kanban().await;
+    let (_, r) = rpc(&t, &[], "tools/call", json!({"name": "nope", "arguments": {}})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let (_, r) = rpc(&t, &[], "resources/read", json!({"uri": "a2app://describe/nope"})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["uri"], "a2app://describe/nope");
+}
+
+#[tokio::test]
+async fn resources_are_describe_and_one_schema_per_entity() {
+    let t = TestApp::kanban().await;
+    let (_, list) = rpc(&t, &[], "resources/list", json!({})).await;
+    let uris: Vec<&str> =
+        list["result"]["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert_eq!(
+        uris,
+        ["a2app://describe", "a2app://describe/lists", "a2app://describe/members", "a2app://describe/cards"]
+    );
+    let (_, read) = rpc(&t, &[], "resources/read", json!({"uri": "a2app://describe/cards"})).await;
+    let content = &read["result"]["contents"][0];
+    assert_eq!(content["mimeType"], "application/json");
+    let part: Value = serde_json::from_str(content["text"].as_str().unwrap()).unwrap();
+    assert_eq!(part["label"], "title");
+    let (_, read) = rpc(&t, &[], "resources/read", json!({"uri": "a2app://describe"})).await;
+    let doc: Value = serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(doc["app"]["id"], "kanban");
+}
+
+#[tokio::test]
+async fn host_origin_and_token_rules_are_the_contracts() {
+    let t = TestApp::kanban().await;
+    let port = t.url.rsplit(':').next().unwrap().to_owned();
+    let own = format!("http://localhost:{port}");
+    let bearer = format!("Bearer {}", t.token);
+    let list = json!({});
+    // Host and Origin: 403 before the protocol layer, with the contract's codes.
+    let (s, b) = rpc(&t, &[("host", "evil.example")], "tools/list", list.clone()).await;
+    assert_eq!((s, b["code"].as_str()), (403, Some("forbidden_host")));
+    let (s, b) = rpc(&t, &[("origin", "http://evil.example")], "tools/list", list.clone()).await;
+    assert_eq!((s, b["code"].as_str()), (403, Some("forbidden_origin")));
+    let (s, _) = rpc(&t, &[("origin", &own)], "tools/list", list.clone()).await;
+    assert_eq!(s, 200);
+    // A wrong X-LUI-Token is refused outright; a wrong bearer is no credential
+    // (as over HTTP, where `Authorization` may carry a user's token).
+    let (s, b) = rpc(&t, &[("x-lui-token", "wrong")], "tools/list", list.clone()).await;
+    assert_eq!((s, b["code"].as_str()), (401, Some("unauthorized")), "{b}");
+    // Reads need nothing on loopback; writes need the token.
+    let create = json!({"name": "create", "arguments": {"entity": "lists", "record": {"name": "A"}}});
+    for headers in [vec![], vec![("authorization", "Bearer wrong")]] {
+        let (_, r) = rpc(&t, &headers, "tools/call", create.clone()).await;
+        assert_eq!(r["result"]["structuredContent"]["code"], "unauthorized", "{r}");
+    }
+    for headers in [vec![("authorization", bearer.as_str())], vec![("x-lui-token", t.token.as_str())]] {
+        let (_, r) = rpc(&t, &headers, "tools/call", create.clone()).await;
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    // The app's own page may write without the token, as over HTTP.
+    let (_, r) = rpc(&t, &[("origin", &own)], "tools/call", create).await;
+    assert_eq!(r["result"]["structuredContent"]["_receipt"]["caller"], "own_ui", "{r}");
+}
+
+#[tokio::test]
+async fn bodies_are_bounded() {
+    let t = TestApp::kanban().await;
+    let big = "x".repeat(a2app_server::http::MAX_BODY + 1);
+    let (s, _) = rpc(&t, &[], "tools/call", json!({"name": "describe", "arguments": {"path": big}})).await;
+    assert_eq!(s, 413);
+}
+
+#[tokio::test]
+async fn the_legacy_era_has_initialize_and_sessions() {
+    let t = TestApp::kanban().await;
+    let post = |body: Value, session: Option<&str>| {
+        let mut req = t
+            .http
+            .post(format!("{}/mcp", t.url))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(s) = session {
+            req = req.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
+        }
+        req.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let resp = post(init, None).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let body = resp.text().await.unwrap();
+    assert!(body.contains("\"protocolVersion\":\"2025-11-25\"") && body.contains("a2app/kanban"), "{body}");
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(done, Some(&session)).await.unwrap().status(), 202);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let body = post(list, Some(&session)).await.unwrap().text().await.unwrap();
+    assert!(body.contains("\"name\":\"describe\""), "{body}");
+}
+
+#[tokio::test]
+async fn prompts_are_the_presentation_examples() {
+    let t = TestApp::kanban().await;
+    let (_, list) = rpc(&t, &[], "prompts/list", json!({})).await;
+    let names: Vec<&str> =
+        list["result"]["prompts"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["due-this-week", "add-card"]);
+    let (_, got) = rpc(&t, &[], "prompts/get", json!({"name": "due-this-week"})).await;
+    let message = &got["result"]["messages"][0];
+    assert_eq!(message["role"], "user");
+    assert!(message["content"]["text"].as_str().unwrap().starts_with("Which cards"), "{got}");
+    let (_, missing) = rpc(&t, &[], "prompts/get", json!({"name": "nope"})).await;
+    assert_eq!(missing["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn operations_run_through_mcp_with_the_approval_round_trip() {
+    let t = TestApp::kanban().await;
+    let list = tool(&t, "create", json!({"entity": "lists", "record": {"name": "To Do"}})).await;
+    let list_id = list["structuredContent"]["id"].as_str().unwrap().to_owned();
+    let card = tool(&t, "create", json!({"entity": "cards", "record": {"title": "Eat", "list": list_id}})).await;
+    let card_id = card["structuredContent"]["id"].as_str().unwrap().to_owned();
+
+    let done = tool(&t, "run_operation", json!({"name": "complete_card", "params": {"card": card_id}})).await;
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(done["structuredContent"]["receipts"][0]["action"], "update");
+    assert_eq!(done["content"][0]["text"], done["structuredContent"]["receipts"][0]["text"]);
+
+    // Destructive: approval_required with a key, then the same call with it.
+    let clear = json!({"name": "clear_done", "params": {}});
+    let first = tool(&t, "run_operation", clear.clone()).await;
+    assert_eq!(first["isError"], true);
+    assert_eq!(first["structuredContent"]["code"], "approval_required", "{first}");
+    let key = first["structuredContent"]["approvalKey"].as_str().unwrap();
+    let mut approved = clear.clone();
+    approved["approvalKey"] = json!(key);
+    let second = tool(&t, "run_operation", approved).await;
+    assert_eq!(second["isError"], false, "{second}");
+    assert_eq!(second["structuredContent"]["result"]["deleted"], 1);
+    let (status, _) = t.call("GET", &format!("/api/collections/cards/records/{card_id}"), None).await;
+    assert_eq!(status, 404);
+
+    // A job answers its id; job_status reads it.
+    let started = tool(&t, "run_operation", json!({"name": "export_board"})).await;
+    let job_id = started["structuredContent"]["jobId"].as_str().unwrap().to_owned();
+    assert!(started["content"][0]["text"].as_str().unwrap().contains("job_status"));
+    let status = tool(&t, "job_status", json!({"jobId": job_id})).await;
+    assert_eq!(status["structuredContent"]["id"], job_id.as_str(), "{status}");
+
+    let unknown = tool(&t, "run_operation", json!({"name": "nope"})).await;
+    assert_eq!(unknown["structuredContent"]["code"], "unknown_operation");
+    // Operations are writes: without the token they are refused.
+    let (_, r) =
+        rpc(&t, &[], "tools/call", json!({"name": "run_operation", "arguments": {"name": "export_board"}})).await;
+    assert_eq!(r["result"]["structuredContent"]["code"], "unauthorized", "{r}");
+}
+
+#[tokio::test]
+async fn full_mode_adds_one_typed_tool_per_operation() {
+    let t = TestApp::with_config(|toml| format!("{toml}\n[mcp]\ntools = \"full\"\n")).await;
+    let (_, list) = rpc(&t, &[], "tools/list", json!({})).await;
+    assert_eq!(
+        names(&list)[6..],
+        ["run_operation", "job_status", "move_card", "complete_card", "cards_in_list", "clear_done", "export_board"]
+    );
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let cards_in_list = &tools[10];
+    assert_eq!(cards_in_list["annotations"]["readOnlyHint"], true);
+    assert_eq!(cards_in_list["inputSchema"]["required"], json!(["list"]));
+    assert_eq!(cards_in_list["inputSchema"]["properties"]["include_done"]["type"], "boolean");
+    assert_eq!(tools[11]["annotations"]["destructiveHint"], true);
+
+    let made = tool(&t, "create", json!({"entity": "lists", "record": {"name": "L"}})).await;
+    let id = made["structuredContent"]["id"].as_str().unwrap();
+    let page = tool(&t, "cards_in_list", json!({"list": id})).await;
+    assert_eq!(page["isError"], false, "{page}");
+    let first = tool(&t, "clear_done", json!({})).await;
+    assert_eq!(first["structuredContent"]["code"], "approval_required");
+}
