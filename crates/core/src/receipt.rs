@@ -150,6 +150,9 @@ fn value_words(
             .map(|id| label(entity, id).unwrap_or_else(|| id.to_owned()))
             .collect::<Vec<_>>()
             .join(", "),
+        (FieldType::ListEnum { .. }, Value::Array(items)) if !items.is_empty() => {
+            items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")
+        }
         (FieldType::Boolean, Value::Bool(b)) => if *b { "yes" } else { "no" }.into(),
         (_, Value::String(s)) if s.is_empty() => "empty".into(),
         (_, Value::String(s)) => {
