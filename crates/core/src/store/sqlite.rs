@@ -23,13 +23,21 @@ use row::quote;
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use writer::{Deferred, Writer};
 
 pub struct SqliteStore {
     readers: r2d2::Pool<SqliteConnectionManager>,
     writer: Writer,
+    /// Bumped after every commit: cached counts of an older generation are stale.
+    generation: Arc<AtomicU64>,
+    /// Row counts of whole entities (unfiltered lists), by generation. COUNT over
+    /// a large table is the main cost of a list with totals; the table's size
+    /// only changes with a commit.
+    counts: Mutex<HashMap<String, (u64, u64)>>,
 }
 
 const STATEMENT_CACHE: usize = 256;
@@ -58,7 +66,30 @@ impl SqliteStore {
             .min_idle(Some(2))
             .build(manager)
             .map_err(|e| StoreError::Internal(e.to_string()))?;
-        Ok(SqliteStore { readers, writer: Writer::start(conn) })
+        Ok(SqliteStore {
+            readers,
+            writer: Writer::start(conn),
+            generation: Arc::new(AtomicU64::new(0)),
+            counts: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The number of rows of an entity, from the cache when no commit happened since.
+    fn count_all(&self, conn: &Connection, entity: &str) -> Result<u64, StoreError> {
+        // The generation is read before counting, so a count is never filed
+        // under a generation newer than the data it saw.
+        let generation = self.generation.load(Ordering::SeqCst);
+        let cached = self.counts.lock().unwrap_or_else(|e| e.into_inner()).get(entity).copied();
+        if let Some((at, n)) = cached
+            && at == generation
+        {
+            return Ok(n);
+        }
+        let n: i64 =
+            conn.prepare_cached(&format!("SELECT COUNT(*) FROM {}", quote(entity)))?.query_row([], |r| r.get(0))?;
+        let n = u64::try_from(n).unwrap_or(0);
+        self.counts.lock().unwrap_or_else(|e| e.into_inner()).insert(entity.to_owned(), (generation, n));
+        Ok(n)
     }
 
     fn reader(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, StoreError> {
@@ -72,10 +103,14 @@ impl SqliteStore {
         work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let (tx, rx) = mpsc::sync_channel::<Result<T, StoreError>>(1);
+        let generation = Arc::clone(&self.generation);
         let submitted = self.writer.submit(Box::new(move |conn| {
             let result = work(conn);
             let keep = result.is_ok();
             let after: Deferred = Box::new(move |committed| {
+                // Before the answer is released: whoever learns of the write
+                // also finds the cached counts outdated.
+                generation.fetch_add(1, Ordering::SeqCst);
                 let answer = match result {
                     Ok(_) if !committed => Err(StoreError::Internal("the transaction did not commit".into())),
                     other => other,
@@ -137,6 +172,8 @@ impl Store for SqliteStore {
         } else if q.page <= 1 && (rows.len() as u64) < q.per_page {
             // The first page is not full: it holds everything, no COUNT needed.
             Some(rows.len() as u64)
+        } else if conditions.is_empty() {
+            Some(self.count_all(&conn, q.entity)?)
         } else {
             let mut stmt = conn.prepare_cached(&format!("SELECT COUNT(*) FROM {table} WHERE {where_sql}"))?;
             let n: i64 = stmt.query_row(params_from_iter(params.iter()), |r| r.get(0))?;

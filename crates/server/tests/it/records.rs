@@ -65,6 +65,13 @@ async fn list_pages_clamp_and_skip_totals() {
     assert_eq!((page["page"].as_u64(), page["perPage"].as_u64()), (Some(1), Some(30)));
     assert_eq!((page["totalItems"].as_i64(), page["totalPages"].as_i64()), (Some(45), Some(2)));
     assert_eq!(page["items"].as_array().unwrap().len(), 30);
+    // The total follows every write (the whole-entity count is cached per commit).
+    let extra = t.create("lists", json!({"name": "L45", "position": 45})).await;
+    let (_, page) = t.call("GET", "/api/collections/lists/records", None).await;
+    assert_eq!(page["totalItems"], 46);
+    t.call("DELETE", &format!("/api/collections/lists/records/{}", extra["id"].as_str().unwrap()), None).await;
+    let (_, page) = t.call("GET", "/api/collections/lists/records", None).await;
+    assert_eq!(page["totalItems"], 45);
 
     let (_, page) = t.call("GET", "/api/collections/lists/records?page=2&perPage=20&sort=-position", None).await;
     let names: Vec<&str> = page["items"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
