@@ -60,6 +60,16 @@ impl ConfigDir {
     }
 
     /// Writes a JSON file atomically, readable by its owner only.
+    /// Removes `key` from the JSON object map stored at `path`; true if it was there.
+    pub fn remove_key<V: Serialize + DeserializeOwned>(&self, path: &Path, key: &str) -> Result<bool, ConfigError> {
+        let mut map: std::collections::BTreeMap<String, V> = self.read(path)?.unwrap_or_default();
+        let had = map.remove(key).is_some();
+        if had {
+            self.write(path, &map)?;
+        }
+        Ok(had)
+    }
+
     pub fn write<T: Serialize>(&self, path: &Path, value: &T) -> Result<(), ConfigError> {
         let err = |source| ConfigError { path: path.to_owned(), source };
         let dir = path.parent().unwrap_or(&self.0);

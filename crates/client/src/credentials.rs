@@ -89,13 +89,7 @@ pub fn save(config: &ConfigDir, origin: &str, token: &str) -> Result<(), ConfigE
 
 /// Removes the token for `origin`; true if there was one.
 pub fn remove(config: &ConfigDir, origin: &str) -> Result<bool, ConfigError> {
-    let path = config.credentials();
-    let mut file: File = config.read(&path)?.unwrap_or_default();
-    let had = file.remove(origin).is_some();
-    if had {
-        config.write(&path, &file)?;
-    }
-    Ok(had)
+    config.remove_key::<Entry>(&config.credentials(), origin)
 }
 
 #[cfg(test)]

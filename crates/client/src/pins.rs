@@ -71,13 +71,7 @@ pub fn repin(config: &ConfigDir, origin: &str, app_id: &str) -> Result<Pin, Conf
 
 /// Forgets the pin (and so accepts whatever the origin says next time).
 pub fn forget(config: &ConfigDir, origin: &str) -> Result<bool, ConfigError> {
-    let path = config.pins();
-    let mut file: File = config.read(&path)?.unwrap_or_default();
-    let had = file.remove(origin).is_some();
-    if had {
-        config.write(&path, &file)?;
-    }
-    Ok(had)
+    config.remove_key::<Entry>(&config.pins(), origin)
 }
 
 #[cfg(test)]
