@@ -14,7 +14,7 @@ use crate::caller::Caller;
 use crate::error::Error;
 use crate::operations::Context;
 use crate::records;
-use crate::store::{ListQuery, QueryContext};
+use crate::store::QueryContext;
 use protocol::operation::{Job, JobError, JobStarted, JobState};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -198,31 +198,7 @@ async fn export(app: &Arc<App>, progress: &Progress, pace: std::time::Duration) 
 }
 
 async fn all_rows(app: &Arc<App>, entity: &str) -> Result<Vec<crate::store::Row>, Error> {
-    let app = Arc::clone(app);
-    let entity = entity.to_owned();
-    records::blocking(move || {
-        let ctx = QueryContext { now: app.clock.now(), request: Default::default() };
-        let per_page = records::MAX_PER_PAGE;
-        let mut rows = Vec::new();
-        for page in 1.. {
-            let query = ListQuery {
-                entity: &entity,
-                filter: None,
-                rule: None,
-                sort: &[],
-                page,
-                per_page,
-                skip_total: true,
-                ctx: &ctx,
-            };
-            let got = app.store.list(&app.definition.schema, &query)?.rows;
-            let last = (got.len() as u64) < per_page;
-            rows.extend(got);
-            if last {
-                break;
-            }
-        }
-        Ok(rows)
-    })
-    .await
+    let ctx = QueryContext { now: app.clock.now(), request: Default::default() };
+    records::rows(app, entity, records::RowsQuery { filter: None, rule: None, sort: Vec::new(), ctx, limit: None })
+        .await
 }

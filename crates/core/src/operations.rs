@@ -20,7 +20,7 @@ use crate::app::operations::{Crud, CrudAction, Executor, Http, JobRun, Operation
 use crate::caller::{Caller, CallerKind};
 use crate::error::Error;
 use crate::records::{self, WriteOptions};
-use crate::store::{ListQuery, Row};
+use crate::store::Row;
 use jiff::{SignedDuration, Timestamp};
 use protocol::operation::{Invoked, JobStarted};
 use protocol::page::Page;
@@ -601,32 +601,7 @@ async fn matching(
     // params where the rewritten filter looks for them.
     let mut ctx = crate::rules::context(app, caller, "POST", None);
     ctx.request.query = params.clone();
-    let app = Arc::clone(app);
-    let entity = c.entity.clone();
-    records::blocking(move || {
-        let per_page = limit.unwrap_or(records::MAX_PER_PAGE);
-        let mut rows = Vec::new();
-        for page in 1.. {
-            let query = ListQuery {
-                entity: &entity,
-                filter: filter.as_ref(),
-                rule: rule.as_ref(),
-                sort: &sort,
-                page,
-                per_page,
-                skip_total: true,
-                ctx: &ctx,
-            };
-            let got = app.store.list(&app.definition.schema, &query)?.rows;
-            let last = (got.len() as u64) < per_page;
-            rows.extend(got);
-            if last || limit.is_some() {
-                break;
-            }
-        }
-        Ok(rows)
-    })
-    .await
+    records::rows(app, &c.entity, records::RowsQuery { filter, rule, sort, ctx, limit }).await
 }
 
 async fn http(

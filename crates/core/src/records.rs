@@ -67,6 +67,46 @@ fn context(app: &App, request: RequestInfo) -> QueryContext {
     QueryContext { now: app.clock.now(), request }
 }
 
+/// A query for [`rows`]: what to match and how to order it.
+pub struct RowsQuery {
+    pub filter: Option<filter::Expr>,
+    pub rule: Option<filter::Expr>,
+    pub sort: Vec<filter::SortKey>,
+    pub ctx: QueryContext,
+    /// At most this many rows (one page); every matching row when `None`.
+    pub limit: Option<u64>,
+}
+
+/// Rows of `entity` matching `q`, read page by page off the async runtime.
+pub async fn rows(app: &Arc<App>, entity: &str, q: RowsQuery) -> Result<Vec<Row>, Error> {
+    let app = Arc::clone(app);
+    let entity = entity.to_owned();
+    blocking(move || {
+        let per_page = q.limit.unwrap_or(MAX_PER_PAGE);
+        let mut rows = Vec::new();
+        for page in 1.. {
+            let query = ListQuery {
+                entity: &entity,
+                filter: q.filter.as_ref(),
+                rule: q.rule.as_ref(),
+                sort: &q.sort,
+                page,
+                per_page,
+                skip_total: true,
+                ctx: &q.ctx,
+            };
+            let got = app.store.list(&app.definition.schema, &query)?.rows;
+            let last = (got.len() as u64) < per_page;
+            rows.extend(got);
+            if last || q.limit.is_some() {
+                break;
+            }
+        }
+        Ok(rows)
+    })
+    .await
+}
+
 /// Runs blocking store work off the async runtime.
 pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, Error> + Send + 'static,
