@@ -94,7 +94,8 @@ pub fn inspect_body(
                         format!("\"{key}\" is not a field of {entity_name}; valid fields: {}", valid.join(", ")),
                     )
                     .field(key.clone())
-                    .expected(format!("one of: {}", valid.join(", "))),
+                    .expected(format!("one of: {}", valid.join(", ")))
+                    .got(value.clone()),
                 );
             }
         }

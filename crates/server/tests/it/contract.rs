@@ -1,7 +1,7 @@
 //! The A2App contract documents and guarantees: identity, describe, whoami,
 //! receipts, idempotency, the agent log and rate limits.
 
-use crate::{NOW, TestApp};
+use crate::TestApp;
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -16,7 +16,6 @@ async fn identity_names_the_app_its_contract_and_its_clock() {
     assert_eq!(id["serverTzOffsetMinutes"], 0);
     assert_eq!(id["schemaVersion"], t.app.schema_version.as_str());
     assert!(id["schemaVersion"].as_str().unwrap().starts_with("sv_"));
-    let _ = NOW;
 }
 
 #[tokio::test]

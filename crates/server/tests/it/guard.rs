@@ -41,6 +41,7 @@ async fn unknown_field_lists_the_valid_fields() {
     let got = refused(&t, with(card(&l), "titel", json!("x")), &[("unknown_field", "titel")]).await;
     let message = got["message"].as_str().unwrap();
     assert!(message.contains("title, description, list, due_date"), "{message}");
+    assert_eq!(got["got"], "x", "the violation says what was sent");
 }
 
 #[tokio::test]
