@@ -35,6 +35,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use workload::{Target, create, filter, list, view, write_request};
 
+/// The same allocator as `agent-app`: the `serve` mode is its server.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "bench", about = "Benchmark our server against a real PocketBase 0.40.6")]
 #[command(args_conflicts_with_subcommands = true)]

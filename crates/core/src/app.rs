@@ -12,6 +12,7 @@ pub mod presentation;
 use crate::problem::Problem;
 use protocol::schema::Schema;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use config::{AppConfig, AuthMode};
 
@@ -20,7 +21,8 @@ pub use config::{AppConfig, AuthMode};
 pub struct AppDefinition {
     pub dir: PathBuf,
     pub config: AppConfig,
-    pub schema: Schema,
+    /// Shared with the store's writer thread, which needs it for every write.
+    pub schema: Arc<Schema>,
     pub operations: Vec<operations::Operation>,
 }
 
@@ -88,7 +90,7 @@ pub fn load(dir: &Path) -> Result<AppDefinition, Vec<Problem>> {
     };
     match (config, schema, operations) {
         (Some(config), Some(schema), Some(operations)) if problems.is_empty() => {
-            Ok(AppDefinition { dir: dir.to_path_buf(), config, schema, operations })
+            Ok(AppDefinition { dir: dir.to_path_buf(), config, schema: Arc::new(schema), operations })
         }
         _ => Err(problems),
     }

@@ -33,6 +33,10 @@ impl AgentLog {
             "fields": receipt.fields.keys().collect::<Vec<_>>(),
             "receipt": receipt.text,
         });
+        // One buffer, one write(2): `writeln!` on a Value would issue a
+        // syscall per token (serde_json's Display writes piecewise).
+        let mut buf = line.to_string().into_bytes();
+        buf.push(b'\n');
         let mut guard = self.file.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
             match OpenOptions::new().create(true).append(true).open(&self.path) {
@@ -44,7 +48,7 @@ impl AgentLog {
             }
         }
         if let Some(file) = guard.as_mut()
-            && let Err(e) = writeln!(file, "{line}")
+            && let Err(e) = file.write_all(&buf)
         {
             tracing::error!(error = %e, "cannot append to the agent log");
         }

@@ -653,8 +653,10 @@ async fn fetch(app: &Arc<App>, entity_name: &str, id: &str) -> Result<Option<Row
 }
 
 async fn store_write(app: &Arc<App>, write: Write) -> Result<Written, Error> {
-    let app2 = Arc::clone(app);
-    blocking(move || Ok(app2.store.write(&app2.definition.schema, write)?)).await
+    match app.store.write(&app.definition.schema, write).await {
+        Ok(answer) => Ok(answer?),
+        Err(_) => Err(Error::Internal("the writer has stopped".into())),
+    }
 }
 
 /// Audit entries after `since`, oldest first (at most `limit`).

@@ -11,11 +11,16 @@ use crate::filter::{Expr, SortKey};
 use protocol::Violation;
 use protocol::schema::Schema;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 pub use sqlite::query::{QueryContext, RequestInfo};
 
 /// A stored record: `id`, `created`, `updated` and every field, as typed JSON.
 pub type Row = Map<String, Value>;
+
+/// The answer to a queued write, delivered once its transaction committed
+/// (or failed). A dropped sender means the writer is gone.
+pub type Pending<T> = tokio::sync::oneshot::Receiver<Result<T, StoreError>>;
 
 pub trait Store: Send + Sync + 'static {
     /// Brings storage to `schema`: additive changes apply, destructive ones are
@@ -70,9 +75,10 @@ pub trait Store: Send + Sync + 'static {
     /// The current token key of a user (rotated with each password change).
     fn token_key(&self, user_id: &str) -> Result<Option<String>, StoreError>;
 
-    /// Applies one write in its own transaction (or savepoint) with its
-    /// read-back, and answers only once it is durable.
-    fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError>;
+    /// Queues one write, applied in its own savepoint with its read-back; the
+    /// answer arrives once it is durable. Submitting does not block, so async
+    /// callers await the answer without holding a blocking-pool thread.
+    fn write(&self, schema: &Arc<Schema>, write: Write) -> Pending<Written>;
 
     /// Persists a new job. With an `Idempotency-Key`, the key is claimed for the
     /// operation in the same transaction; one already used in the last 24 h is

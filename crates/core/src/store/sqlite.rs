@@ -13,13 +13,13 @@ mod users;
 mod writer;
 
 use crate::store::{
-    AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, QueryContext, Row, Store, StoreError, Write, WriteKind,
-    Written,
+    AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, Pending, QueryContext, Row, Store, StoreError, Write,
+    WriteKind, Written,
 };
 use protocol::schema::{Entity, FieldType, Schema};
 use protocol::{ErrorCode, Violation};
 use r2d2_sqlite::SqliteConnectionManager;
-use row::quote;
+use row::{SqlCache, quote};
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use serde_json::{Map, Value};
@@ -38,6 +38,8 @@ pub struct SqliteStore {
     /// a large table is the main cost of a list with totals; the table's size
     /// only changes with a commit.
     counts: Mutex<HashMap<String, (u64, u64)>>,
+    /// Shared with the writer's jobs.
+    sql: Arc<SqlCache>,
 }
 
 const STATEMENT_CACHE: usize = 256;
@@ -71,6 +73,7 @@ impl SqliteStore {
             writer: Writer::start(conn),
             generation: Arc::new(AtomicU64::new(0)),
             counts: Mutex::new(HashMap::new()),
+            sql: Arc::new(SqlCache::default()),
         })
     }
 
@@ -96,33 +99,56 @@ impl SqliteStore {
         self.readers.get().map_err(|e| StoreError::Internal(e.to_string()))
     }
 
-    /// Runs `work` on the writer inside a savepoint; its result is returned
-    /// once the group it joined has committed. An `Err` rolls the savepoint back.
+    /// Runs `work` on the writer inside a savepoint and waits for its result,
+    /// returned once the group it joined has committed. An `Err` rolls the
+    /// savepoint back. Blocks: for callers off the async runtime.
     fn on_writer<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let (tx, rx) = mpsc::sync_channel::<Result<T, StoreError>>(1);
+        self.submit(work, move |answer| {
+            let _ = tx.send(answer);
+        });
+        rx.recv().map_err(|_| StoreError::Internal("the writer has stopped".into()))?
+    }
+
+    /// [`Self::on_writer`] without waiting: the result arrives on the returned
+    /// receiver, which async callers await.
+    fn queue<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Pending<T> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.submit(work, move |answer| {
+            let _ = tx.send(answer);
+        });
+        rx
+    }
+
+    /// Queues `work` for the writer; `reply` gets its result after the group's
+    /// COMMIT. When the writer is gone, `reply` is dropped unanswered, which
+    /// its receiver sees as a closed channel.
+    fn submit<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        reply: impl FnOnce(Result<T, StoreError>) + Send + 'static,
+    ) {
         let generation = Arc::clone(&self.generation);
-        let submitted = self.writer.submit(Box::new(move |conn| {
+        self.writer.submit(Box::new(move |conn| {
             let result = work(conn);
             let keep = result.is_ok();
             let after: Deferred = Box::new(move |committed| {
                 // Before the answer is released: whoever learns of the write
                 // also finds the cached counts outdated.
                 generation.fetch_add(1, Ordering::SeqCst);
-                let answer = match result {
+                reply(match result {
                     Ok(_) if !committed => Err(StoreError::Internal("the transaction did not commit".into())),
                     other => other,
-                };
-                let _ = tx.send(answer);
+                });
             });
             (keep, after)
         }));
-        if !submitted {
-            return Err(StoreError::Internal("the writer has stopped".into()));
-        }
-        rx.recv().map_err(|_| StoreError::Internal("the writer dropped a job".into()))?
     }
 }
 
@@ -133,6 +159,7 @@ fn entity<'s>(schema: &'s Schema, name: &str) -> Result<&'s Entity, StoreError> 
 impl Store for SqliteStore {
     fn migrate(&self, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
         let schema = schema.clone();
+        self.sql.clear();
         self.on_writer(move |conn| migrate::migrate(conn, &schema, allow_destructive))
     }
 
@@ -148,7 +175,7 @@ impl Store for SqliteStore {
         let where_sql = if conditions.is_empty() { "1".to_owned() } else { conditions.join(" AND ") };
         let order = query::compile_sort(schema, q.entity, q.sort, q.ctx)?;
         let table = quote(q.entity);
-        let mut sql = format!("SELECT {} FROM {table} WHERE {where_sql}", row::select_list(q.entity, ent));
+        let mut sql = format!("SELECT {} FROM {table} WHERE {where_sql}", self.sql.get(q.entity, ent).columns);
         let mut select_params = params.clone();
         if !order.sql.is_empty() {
             sql.push_str(" ORDER BY ");
@@ -189,11 +216,11 @@ impl Store for SqliteStore {
         }
         let conn = self.reader()?;
         if let [one] = ids {
-            return Ok(read_by_id(&conn, entity_name, ent, one)?.into_iter().collect());
+            return Ok(read_by_id(&conn, &self.sql, entity_name, ent, one)?.into_iter().collect());
         }
         let sql = format!(
             "SELECT {} FROM {} WHERE \"id\" IN (SELECT value FROM json_each(?1))",
-            row::select_list(entity_name, ent),
+            self.sql.get(entity_name, ent).columns,
             quote(entity_name)
         );
         let mut stmt = conn.prepare_cached(&sql)?;
@@ -314,11 +341,11 @@ impl Store for SqliteStore {
         users::token_key(&conn, user_id)
     }
 
-    fn write(&self, schema: &Schema, write: Write) -> Result<Written, StoreError> {
-        let schema = schema.clone();
-        self.on_writer(move |conn| {
+    fn write(&self, schema: &Arc<Schema>, write: Write) -> Pending<Written> {
+        let (schema, cache) = (Arc::clone(schema), Arc::clone(&self.sql));
+        self.queue(move |conn| {
             let claimed = claim_key(conn, &write)?;
-            let (row, action) = apply(conn, &schema, &write)?;
+            let (row, action) = apply(conn, &cache, &schema, &write)?;
             let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
             if let Some(hash) = &write.password_hash {
                 users::set_password(conn, &id, hash)?;
@@ -333,7 +360,7 @@ impl Store for SqliteStore {
                 )?
                 .execute(rusqlite::params![write.entity, write.key, id, now])?;
             }
-            let receipt = audit(conn, &schema, &write, &row, action)?;
+            let receipt = audit(conn, &cache, &schema, &write, &row, action)?;
             Ok(Written { row, receipt })
         })
     }
@@ -372,9 +399,14 @@ impl Store for SqliteStore {
     }
 }
 
-fn read_by_id(conn: &Connection, name: &str, ent: &Entity, id: &str) -> Result<Option<Row>, StoreError> {
-    let sql = format!("SELECT {} FROM {} WHERE \"id\" = ?1", row::select_list(name, ent), quote(name));
-    let mut stmt = conn.prepare_cached(&sql)?;
+fn read_by_id(
+    conn: &Connection,
+    cache: &SqlCache,
+    name: &str,
+    ent: &Entity,
+    id: &str,
+) -> Result<Option<Row>, StoreError> {
+    let mut stmt = conn.prepare_cached(&cache.get(name, ent).by_id)?;
     Ok(stmt.query_row([id], |r| row::read(ent, r)).optional()?)
 }
 
@@ -405,6 +437,7 @@ fn claim_key(conn: &Connection, write: &Write) -> Result<bool, StoreError> {
 /// Writes the audit entry (in the same transaction) and returns the receipt.
 fn audit(
     conn: &Connection,
+    cache: &SqlCache,
     schema: &Schema,
     write: &Write,
     row: &Row,
@@ -422,7 +455,7 @@ fn audit(
     };
     let label = |entity: &str, id: &str| -> Option<String> {
         let ent = schema.entities.get(entity)?;
-        let found = read_by_id(conn, entity, ent, id).ok()??;
+        let found = read_by_id(conn, cache, entity, ent, id).ok()??;
         Some(crate::receipt::record_label(ent, &found, id))
     };
     let mut receipt = crate::receipt::generate(&ctx, row, &label);
@@ -438,7 +471,12 @@ fn audit(
 }
 
 /// One write, inside the writer's savepoint: the row as read back, and the action.
-fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'static str), StoreError> {
+fn apply(
+    conn: &Connection,
+    cache: &SqlCache,
+    schema: &Schema,
+    write: &Write,
+) -> Result<(Row, &'static str), StoreError> {
     let name = write.entity.as_str();
     let now = crate::datetime::format(write.now);
     let ent = entity(schema, name)?;
@@ -460,7 +498,8 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             let marks = vec!["?"; cols.len()].join(", ");
             let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", cols.join(", "));
             execute_row_write(conn, &sql, &params, &write.values)?;
-            let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
+            let row =
+                read_by_id(conn, cache, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
             // A create rule judges the record as it would be stored.
             if !satisfies(conn, schema, name, id, write)? {
@@ -469,7 +508,7 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             Ok((row, "create"))
         }
         WriteKind::Update { id, if_match } => {
-            let current = read_by_id(conn, name, ent, id)?.ok_or(StoreError::NotFound)?;
+            let current = read_by_id(conn, cache, name, ent, id)?.ok_or(StoreError::NotFound)?;
             // A record the rule hides is, for this caller, not there.
             if !satisfies(conn, schema, name, id, write)? {
                 return Err(StoreError::NotFound);
@@ -492,18 +531,19 @@ fn apply(conn: &Connection, schema: &Schema, write: &Write) -> Result<(Row, &'st
             params.push(Sql::Text(id.clone()));
             let sql = format!("UPDATE {table} SET {} WHERE \"id\" = ?", sets.join(", "));
             execute_row_write(conn, &sql, &params, &write.values)?;
-            let row = read_by_id(conn, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
+            let row =
+                read_by_id(conn, cache, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
             read_back(&write.values, &row)?;
             Ok((row, "update"))
         }
         WriteKind::Delete { id } => {
-            let current = read_by_id(conn, name, ent, id)?.ok_or(StoreError::NotFound)?;
+            let current = read_by_id(conn, cache, name, ent, id)?.ok_or(StoreError::NotFound)?;
             if !satisfies(conn, schema, name, id, write)? {
                 return Err(StoreError::NotFound);
             }
             unlink(conn, schema, name, id, &now)?;
             conn.prepare_cached(&format!("DELETE FROM {table} WHERE \"id\" = ?1"))?.execute([id])?;
-            if read_by_id(conn, name, ent, id)?.is_some() {
+            if read_by_id(conn, cache, name, ent, id)?.is_some() {
                 return Err(StoreError::NotStored(vec![Violation::new(
                     ErrorCode::NotStored,
                     "the record is still there after the delete",

@@ -35,9 +35,10 @@ impl Writer {
         Writer { tx }
     }
 
-    /// Queues a job; false when the writer is gone.
-    pub fn submit(&self, job: Job) -> bool {
-        self.tx.send(job).is_ok()
+    /// Queues a job. When the writer is gone the job is dropped unrun, and
+    /// with it the sender its caller waits on.
+    pub fn submit(&self, job: Job) {
+        let _ = self.tx.send(job);
     }
 }
 
