@@ -107,6 +107,24 @@ pub async fn rows(app: &Arc<App>, entity: &str, q: RowsQuery) -> Result<Vec<Row>
     .await
 }
 
+/// Runs store reads: on the calling async worker when they are cheap (see
+/// `Store::inline`), which spares a point read or an indexed page the two
+/// thread hand-offs of the blocking pool; otherwise on the blocking pool.
+/// `work` must only read: it may run twice.
+pub(crate) async fn read<T: Send + 'static>(
+    app: &Arc<App>,
+    work: impl Fn(&App) -> Result<T, Error> + Send + Sync + 'static,
+) -> Result<T, Error> {
+    let mut answer = None;
+    if app.store.inline(&mut || answer = Some(work(app)))
+        && let Some(answer) = answer
+    {
+        return answer;
+    }
+    let app = Arc::clone(app);
+    blocking(move || work(&app)).await
+}
+
 /// Runs blocking store work off the async runtime.
 pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, Error> + Send + 'static,
@@ -154,9 +172,8 @@ pub async fn list(
     let mut ctx = context(app, request);
     ctx.request.auth = caller.user.as_ref().map(|u| u.record.clone());
     let result = {
-        let app = Arc::clone(app);
         let name = entity_name.to_owned();
-        blocking(move || {
+        read(app, move |app| {
             let query = ListQuery {
                 entity: &name,
                 filter: filter.as_ref(),
@@ -240,9 +257,8 @@ async fn visible(
     // The id was validated as [a-z0-9]{15}; the filter is parsed, and its value bound.
     let by_id = filter::parse(&format!("id = '{id}'")).map_err(|e| Error::Internal(e.to_string()))?;
     let ctx = rules::context(app, caller, "GET", None);
-    let app2 = Arc::clone(app);
     let name = entity_name.to_owned();
-    let found = blocking(move || {
+    let found = read(app, move |app| {
         let query = ListQuery {
             entity: &name,
             filter: Some(&by_id),
@@ -253,7 +269,7 @@ async fn visible(
             skip_total: true,
             ctx: &ctx,
         };
-        Ok(app2.store.list(&app2.definition.schema, &query)?)
+        Ok(app.store.list(&app.definition.schema, &query)?)
     })
     .await?;
     Ok(!found.rows.is_empty())
@@ -630,9 +646,8 @@ async fn guarded(
     }
     let has_refs = accepted.values.keys().any(|k| ent.fields.get(k).is_some_and(|f| f.kind.target().is_some()));
     if has_refs {
-        let app2 = Arc::clone(app);
         let (name, values) = (entity_name.to_owned(), accepted.values.clone());
-        let missing = blocking(move || Ok(app2.store.missing_refs(&app2.definition.schema, &name, &values)?)).await?;
+        let missing = read(app, move |app| Ok(app.store.missing_refs(&app.definition.schema, &name, &values)?)).await?;
         violations.extend(missing);
         // Keep the body's field order: the guard's violations come in it.
         let order: Vec<&String> = body.as_object().map(|o| o.keys().collect()).unwrap_or_default();
@@ -646,9 +661,9 @@ async fn fetch(app: &Arc<App>, entity_name: &str, id: &str) -> Result<Option<Row
     if !id::is_valid(id) {
         return Ok(None);
     }
-    let app2 = Arc::clone(app);
-    let (name, id) = (entity_name.to_owned(), id.to_owned());
-    let rows = blocking(move || Ok(app2.store.get_many(&app2.definition.schema, &name, &[id])?)).await?;
+    let ids = [id.to_owned()];
+    let name = entity_name.to_owned();
+    let rows = read(app, move |app| Ok(app.store.get_many(&app.definition.schema, &name, &ids)?)).await?;
     Ok(rows.into_iter().next())
 }
 
@@ -668,8 +683,7 @@ pub async fn receipts(app: &Arc<App>, since: Option<&str>, limit: u64) -> Result
                 Error::InvalidQuery(format!("since must be an ISO 8601 date or datetime, got \"{s}\""))
             })?),
         };
-    let app2 = Arc::clone(app);
-    let entries = blocking(move || Ok(app2.store.receipts(&since, limit)?)).await?;
+    let entries = read(app, move |app| Ok(app.store.receipts(&since, limit)?)).await?;
     Ok(entries.into_iter().map(|e| e.receipt).collect())
 }
 

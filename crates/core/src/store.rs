@@ -75,6 +75,14 @@ pub trait Store: Send + Sync + 'static {
     /// The current token key of a user (rotated with each password change).
     fn token_key(&self, user_id: &str) -> Result<Option<String>, StoreError>;
 
+    /// Runs `work`, which only reads, on the calling thread when that is
+    /// cheap: a reader connection is free at once and the reads stay within a
+    /// small budget of storage work (a point read, a page of an indexed list).
+    /// False when it gave up part-way; the caller then runs `work`'s reads
+    /// again where waiting is allowed (the blocking pool) and drops what this
+    /// attempt produced.
+    fn inline(&self, work: &mut dyn FnMut()) -> bool;
+
     /// Queues one write, applied in its own savepoint with its read-back; the
     /// answer arrives once it is durable. Submitting does not block, so async
     /// callers await the answer without holding a blocking-pool thread.

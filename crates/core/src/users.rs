@@ -5,7 +5,7 @@ use crate::app::App;
 use crate::auth;
 use crate::caller::{Caller, User};
 use crate::error::Error;
-use crate::records::{blocking, present};
+use crate::records::{blocking, present, read};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -16,9 +16,8 @@ async fn signing_secret(app: &Arc<App>) -> Result<String, Error> {
 }
 
 async fn user_record(app: &Arc<App>, id: &str) -> Result<Option<Map<String, Value>>, Error> {
-    let app2 = Arc::clone(app);
-    let id = id.to_owned();
-    let rows = blocking(move || Ok(app2.store.get_many(&app2.definition.schema, auth::ENTITY, &[id])?)).await?;
+    let ids = [id.to_owned()];
+    let rows = read(app, move |app| Ok(app.store.get_many(&app.definition.schema, auth::ENTITY, &ids)?)).await?;
     Ok(rows.into_iter().next().map(|r| present(auth::ENTITY, r)))
 }
 
@@ -26,9 +25,8 @@ async fn user_record(app: &Arc<App>, id: &str) -> Result<Option<Map<String, Valu
 pub async fn authenticate(app: &Arc<App>, token: &str) -> Result<User, Error> {
     let invalid = || Error::Unauthorized("the user token is invalid or expired; sign in again".into());
     let claims = auth::peek(token).ok_or_else(invalid)?;
-    let app2 = Arc::clone(app);
     let id = claims.id.clone();
-    let key = blocking(move || Ok(app2.store.token_key(&id)?)).await?.ok_or_else(invalid)?;
+    let key = read(app, move |app| Ok(app.store.token_key(&id)?)).await?.ok_or_else(invalid)?;
     let secret = signing_secret(app).await?;
     auth::verify(&secret, &key, token, app.clock.now()).ok_or_else(invalid)?;
     let record = user_record(app, &claims.id).await?.ok_or_else(invalid)?;
@@ -63,9 +61,8 @@ pub async fn refresh(app: &Arc<App>, caller: &Caller) -> Result<(String, Map<Str
         .user
         .as_ref()
         .ok_or_else(|| Error::Unauthorized("auth-refresh needs a user's token in Authorization".into()))?;
-    let app2 = Arc::clone(app);
     let id = user.id.clone();
-    let key = blocking(move || Ok(app2.store.token_key(&id)?)).await?.ok_or(Error::AuthFailed)?;
+    let key = read(app, move |app| Ok(app.store.token_key(&id)?)).await?.ok_or(Error::AuthFailed)?;
     let secret = signing_secret(app).await?;
     Ok((auth::issue(&secret, &key, &user.id, app.clock.now()), user.record.clone()))
 }

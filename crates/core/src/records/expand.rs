@@ -6,7 +6,7 @@
 //! to six levels; names that are not relations are ignored, as PocketBase does.
 //! Each level costs one store query for the whole page, not one per record.
 
-use super::{blocking, present};
+use super::{present, read};
 use crate::app::App;
 use crate::caller::Caller;
 use crate::error::Error;
@@ -66,10 +66,9 @@ async fn viewable(app: &Arc<App>, caller: &Caller, entity: &str, rows: Vec<Row>)
         Some(rule) => {
             let ids: Vec<String> = rows.iter().filter_map(|r| r.get("id")?.as_str().map(str::to_owned)).collect();
             let ctx = rules::context(app, caller, "GET", None);
-            let app2 = Arc::clone(app);
             let name = entity.to_owned();
             let allowed =
-                blocking(move || Ok(app2.store.get_visible(&app2.definition.schema, &name, &ids, &rule, &ctx)?))
+                read(app, move |app| Ok(app.store.get_visible(&app.definition.schema, &name, &ids, &rule, &ctx)?))
                     .await?;
             rows.into_iter()
                 .filter(|r| r.get("id").and_then(Value::as_str).is_some_and(|id| allowed.iter().any(|a| a == id)))
@@ -111,9 +110,8 @@ fn walk<'a>(
                         }
                     }
                 }
-                let app2 = Arc::clone(&app);
                 let t = target.clone();
-                let rows = blocking(move || Ok(app2.store.get_many(&app2.definition.schema, &t, &ids)?)).await?;
+                let rows = read(&app, move |app| Ok(app.store.get_many(&app.definition.schema, &t, &ids)?)).await?;
                 let mut related = viewable(&app, caller, &target, rows).await?;
                 walk(Arc::clone(&app), caller, target.clone(), &mut related, sub).await?;
                 let by_id: IndexMap<String, Map<String, Value>> =
@@ -136,15 +134,14 @@ fn walk<'a>(
             } else if let Some((source, field)) = back_relation(&app, &entity, name) {
                 let ids: Vec<String> =
                     records.iter().filter_map(|r| r.get("id")?.as_str().map(str::to_owned)).collect();
-                let app2 = Arc::clone(&app);
                 let (s, f) = (source.clone(), field.clone());
-                let (per_record, rows) = blocking(move || {
-                    let schema = &app2.definition.schema;
+                let (per_record, rows) = read(&app, move |app| {
+                    let schema = &app.definition.schema;
                     let mut per_record = Vec::with_capacity(ids.len());
                     let mut all: Vec<String> = Vec::new();
                     let mut seen = std::collections::HashSet::new();
                     for id in &ids {
-                        let found = app2.store.referencing(schema, &s, &f, id, MAX_BACK_RELATIONS)?;
+                        let found = app.store.referencing(schema, &s, &f, id, MAX_BACK_RELATIONS)?;
                         for x in &found {
                             if seen.insert(x.clone()) {
                                 all.push(x.clone());
@@ -152,7 +149,7 @@ fn walk<'a>(
                         }
                         per_record.push(found);
                     }
-                    let rows = app2.store.get_many(schema, &s, &all)?;
+                    let rows = app.store.get_many(schema, &s, &all)?;
                     Ok((per_record, rows))
                 })
                 .await?;

@@ -23,6 +23,7 @@ use row::{SqlCache, quote};
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use serde_json::{Map, Value};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,6 +51,50 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;")
 }
 
+/// How often (in SQLite virtual-machine instructions) a reader's progress
+/// handler runs, and how many periods an inline read may take: about ten
+/// thousand instructions, a point read or a page of an indexed list, well
+/// under a millisecond of an async worker's time.
+const PROGRESS_PERIOD: std::ffi::c_int = 1000;
+const INLINE_PERIODS: u32 = 10;
+
+/// Where this thread stands with [`Store::inline`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Inline {
+    /// Not inside `inline`: reads may wait for a connection and run long.
+    Off,
+    /// Inside `inline`, with this many progress periods left.
+    Budget(u32),
+    /// Inside `inline`, and the reads gave up (over budget or no free reader).
+    GaveUp,
+}
+
+thread_local! {
+    static INLINE: Cell<Inline> = const { Cell::new(Inline::Off) };
+}
+
+/// A reader connection: the common settings plus the progress handler that
+/// enforces the inline budget (a no-op outside `inline`).
+fn configure_reader(conn: &Connection) -> rusqlite::Result<()> {
+    configure(conn)?;
+    conn.progress_handler(
+        PROGRESS_PERIOD,
+        Some(|| {
+            INLINE.with(|state| match state.get() {
+                Inline::Off => false,
+                Inline::Budget(0) | Inline::GaveUp => {
+                    state.set(Inline::GaveUp);
+                    true
+                }
+                Inline::Budget(n) => {
+                    state.set(Inline::Budget(n - 1));
+                    false
+                }
+            })
+        }),
+    )
+}
+
 impl SqliteStore {
     /// Opens (or creates) the database file.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
@@ -62,7 +107,7 @@ impl SqliteStore {
         conn.execute_batch("PRAGMA synchronous = FULL;")?;
         let manager = SqliteConnectionManager::file(path)
             .with_flags(rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .with_init(|c| configure(c));
+            .with_init(|c| configure_reader(c));
         let readers = r2d2::Pool::builder()
             .max_size(8)
             .min_idle(Some(2))
@@ -96,7 +141,14 @@ impl SqliteStore {
     }
 
     fn reader(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, StoreError> {
-        self.readers.get().map_err(|e| StoreError::Internal(e.to_string()))
+        if INLINE.get() == Inline::Off {
+            return self.readers.get().map_err(|e| StoreError::Internal(e.to_string()));
+        }
+        // Inline reads never wait for a connection: that would stall a worker.
+        self.readers.try_get().ok_or_else(|| {
+            INLINE.set(Inline::GaveUp);
+            StoreError::Internal("no reader connection is free".into())
+        })
     }
 
     /// Runs `work` on the writer inside a savepoint and waits for its result,
@@ -157,6 +209,12 @@ fn entity<'s>(schema: &'s Schema, name: &str) -> Result<&'s Entity, StoreError> 
 }
 
 impl Store for SqliteStore {
+    fn inline(&self, work: &mut dyn FnMut()) -> bool {
+        INLINE.set(Inline::Budget(INLINE_PERIODS));
+        work();
+        INLINE.replace(Inline::Off) != Inline::GaveUp
+    }
+
     fn migrate(&self, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
         let schema = schema.clone();
         self.sql.clear();

@@ -1,1 +1,127 @@
-//! Store tests.
+//! Store tests: inline reads and their budget, queued writes, on a real file.
+
+use super::*;
+use serde_json::json;
+
+fn schema() -> Arc<Schema> {
+    Arc::new(
+        serde_json::from_value(json!({"entities": {
+            "notes": {"fields": {"title": {"type": "string"}, "body": {"type": "string"}}}
+        }}))
+        .expect("test schema is valid"),
+    )
+}
+
+fn open(dir: &tempfile::TempDir) -> (SqliteStore, Arc<Schema>) {
+    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
+    let schema = schema();
+    store.migrate(&schema, false).expect("the schema applies");
+    (store, schema)
+}
+
+fn create(id: &str, title: &str) -> Write {
+    let mut values = Map::new();
+    values.insert("title".into(), json!(title));
+    Write {
+        entity: "notes".into(),
+        kind: WriteKind::Create { id: id.into() },
+        values,
+        now: jiff::Timestamp::from_second(1_790_000_000).expect("a valid instant"),
+        key: None,
+        agent: None,
+        caller: "test".into(),
+        timezone: "UTC".into(),
+        password_hash: None,
+        rule: None,
+    }
+}
+
+/// `n` notes with unindexed bodies, written directly (one transaction).
+fn fill(store: &SqliteStore, n: usize) {
+    store
+        .on_writer(move |conn| {
+            let mut stmt = conn.prepare(
+                "INSERT INTO notes (id, title, body, created, updated) VALUES (?1, ?2, ?3, '2026-01-01 00:00:00.000Z', '2026-01-01 00:00:00.000Z')",
+            )?;
+            for i in 0..n {
+                stmt.execute(rusqlite::params![format!("n{i:014}"), format!("Note {i}"), format!("body {i}")])?;
+            }
+            Ok(())
+        })
+        .expect("the notes are written");
+}
+
+#[tokio::test]
+async fn a_queued_write_answers_after_its_commit_with_the_stored_row() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, schema) = open(&dir);
+    let written = store.write(&schema, create("aaaaaaaaaaaaaaa", "Hello")).await.expect("answered").expect("stored");
+    assert_eq!(written.row.get("title"), Some(&json!("Hello")));
+    assert_eq!(written.receipt.action, "create");
+    // A fresh reader connection sees it: the answer came after the COMMIT.
+    let rows = store.get_many(&schema, "notes", &["aaaaaaaaaaaaaaa".into()]).expect("read");
+    assert_eq!(rows.len(), 1);
+    let again = store.write(&schema, create("aaaaaaaaaaaaaaa", "Again")).await.expect("answered");
+    assert!(matches!(again, Err(StoreError::DuplicateId)), "{again:?}");
+}
+
+#[test]
+fn a_point_read_runs_inline() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, schema) = open(&dir);
+    fill(&store, 100);
+    let mut rows = None;
+    let done = store.inline(&mut || rows = Some(store.get_many(&schema, "notes", &["n00000000000042".into()])));
+    assert!(done, "a point read is within the budget");
+    let rows = rows.expect("the work ran").expect("the read succeeded");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].get("title"), Some(&json!("Note 42")));
+    assert_eq!(INLINE.get(), Inline::Off, "the thread leaves inline mode");
+}
+
+#[test]
+fn a_scan_over_the_budget_gives_up_inline_and_runs_in_full_elsewhere() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, schema) = open(&dir);
+    fill(&store, 20_000);
+    let filter = crate::filter::parse("body = 'body 19999'").expect("a valid filter");
+    let ctx = QueryContext {
+        now: jiff::Timestamp::from_second(1_790_000_000).expect("a valid instant"),
+        request: Default::default(),
+    };
+    let query = ListQuery {
+        entity: "notes",
+        filter: Some(&filter),
+        rule: None,
+        sort: &[],
+        page: 1,
+        per_page: 20,
+        skip_total: false,
+        ctx: &ctx,
+    };
+    let mut answer = None;
+    let done = store.inline(&mut || answer = Some(store.list(&schema, &query)));
+    assert!(!done, "scanning 20,000 unindexed rows is over the inline budget");
+    assert!(answer.expect("the work ran").is_err(), "the abandoned attempt reports an error, never a partial page");
+    assert_eq!(INLINE.get(), Inline::Off);
+    // Outside inline mode the same read has no budget.
+    let full = store.list(&schema, &query).expect("the full scan succeeds");
+    assert_eq!(full.total, Some(1));
+    assert_eq!(full.rows[0].get("title"), Some(&json!("Note 19999")));
+}
+
+#[test]
+fn inline_gives_up_at_once_when_no_reader_is_free() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, schema) = open(&dir);
+    fill(&store, 10);
+    let held: Vec<_> = (0..8).map(|_| store.readers.get().expect("a reader")).collect();
+    let started = std::time::Instant::now();
+    let mut answer = None;
+    let done = store.inline(&mut || answer = Some(store.get_many(&schema, "notes", &["n00000000000001".into()])));
+    assert!(!done);
+    assert!(answer.expect("the work ran").is_err());
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "it did not wait for a connection");
+    drop(held);
+    assert_eq!(store.get_many(&schema, "notes", &["n00000000000001".into()]).expect("read").len(), 1);
+}
