@@ -2,22 +2,45 @@
 //! protocol (`GET /api/realtime`, the `PB_CONNECT` event, `POST /api/realtime`
 //! with the subscriptions), then one create at a time; the sample is the time
 //! from sending the create to the moment the last subscriber saw it.
+//!
+//! The subscribers' side is kept light, since it shares the machine with the
+//! server under test: each reads only the record id out of an event and counts
+//! itself in a shared tally; only the last one wakes the timing task.
 
 use crate::dataset::Rng;
 use anyhow::{Context, Result, bail};
+use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
-/// What one subscriber saw: its index, the created record's id, when.
-type Seen = (usize, String, Instant);
+/// The create being timed and who has seen it so far.
+#[derive(Default)]
+struct Tally {
+    id: String,
+    seen: usize,
+    last: Option<Instant>,
+}
+
+struct Shared {
+    tally: Mutex<Tally>,
+    count: usize,
+    all_seen: Notify,
+}
+
+impl Shared {
+    fn tally(&self) -> std::sync::MutexGuard<'_, Tally> {
+        self.tally.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
 
 /// Connected subscribers; dropping this closes every stream.
 pub struct Subscribers {
     readers: tokio::task::JoinSet<()>,
-    seen: mpsc::UnboundedReceiver<Seen>,
-    count: usize,
+    shared: Arc<Shared>,
+    failed: mpsc::UnboundedReceiver<anyhow::Error>,
 }
 
 /// How long connecting, subscribing or one fan-out may take.
@@ -25,14 +48,17 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Opens `count` realtime streams on `url` and subscribes each to `cards/*`.
 pub async fn subscribe(client: &reqwest::Client, url: &str, count: usize) -> Result<Subscribers> {
-    let (tx, seen) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared { tally: Mutex::default(), count, all_seen: Notify::new() });
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<()>>();
+    let (failed_tx, failed) = mpsc::unbounded_channel();
     let mut readers = tokio::task::JoinSet::new();
-    for index in 0..count {
-        let (client, url, tx, ready) = (client.clone(), url.to_owned(), tx.clone(), ready_tx.clone());
+    for _ in 0..count {
+        let (client, url, shared, ready, failed) =
+            (client.clone(), url.to_owned(), Arc::clone(&shared), ready_tx.clone(), failed_tx.clone());
         readers.spawn(async move {
-            if let Err(e) = listen(&client, &url, index, &tx, &ready).await {
-                let _ = ready.send(Err(e));
+            if let Err(e) = listen(&client, &url, &shared, &ready).await {
+                let _ = ready.send(Err(anyhow::anyhow!("{e:#}")));
+                let _ = failed.send(e);
             }
         });
     }
@@ -43,24 +69,38 @@ pub async fn subscribe(client: &reqwest::Client, url: &str, count: usize) -> Res
             Ok(None) | Err(_) => bail!("realtime subscribers did not all connect within {STEP_TIMEOUT:?}"),
         }
     }
-    Ok(Subscribers { readers, seen, count })
+    Ok(Subscribers { readers, shared, failed })
 }
 
-/// One subscriber: connect, subscribe, then report every `cards/*` event.
+/// The part of an event's data a subscriber reads: the record's id.
+#[derive(Deserialize)]
+struct EventData<'a> {
+    #[serde(borrow)]
+    record: RecordId<'a>,
+}
+
+#[derive(Deserialize)]
+struct RecordId<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+}
+
+/// One subscriber: connect, subscribe, then count itself in for every create
+/// being timed.
 async fn listen(
     client: &reqwest::Client,
     url: &str,
-    index: usize,
-    seen: &mpsc::UnboundedSender<Seen>,
+    shared: &Shared,
     ready: &mpsc::UnboundedSender<Result<()>>,
 ) -> Result<()> {
     let mut resp = client.get(format!("{url}/api/realtime")).send().await?.error_for_status()?;
     let mut buffer = String::new();
     let mut subscribed = false;
+    // The last id this subscriber counted: a repeated event must not count twice.
+    let mut counted = String::new();
     loop {
         while let Some(end) = buffer.find("\n\n") {
-            let frame: String = buffer.drain(..end + 2).collect();
-            let (event, data) = parse_frame(&frame);
+            let (event, data) = parse_frame(&buffer[..end + 2]);
             if event == "PB_CONNECT" && !subscribed {
                 let data: Value = serde_json::from_str(&data).context("PB_CONNECT data is not JSON")?;
                 let id = data["clientId"].as_str().context("PB_CONNECT without a clientId")?;
@@ -73,14 +113,24 @@ async fn listen(
                 let _ = ready.send(Ok(()));
             } else if event == "cards/*" {
                 let at = Instant::now();
-                let data: Value = serde_json::from_str(&data).context("a realtime event is not JSON")?;
-                if let Some(id) = data["record"]["id"].as_str() {
-                    let _ = seen.send((index, id.to_owned(), at));
+                let data: EventData<'_> = serde_json::from_str(&data).context("a realtime event is not JSON")?;
+                let mut tally = shared.tally();
+                if data.record.id == tally.id && counted != tally.id {
+                    counted.clone_from(&tally.id);
+                    tally.seen += 1;
+                    if tally.seen == shared.count {
+                        tally.last = Some(at);
+                        shared.all_seen.notify_one();
+                    }
                 }
             }
+            buffer.drain(..end + 2);
         }
         match resp.chunk().await? {
-            Some(bytes) => buffer.push_str(&String::from_utf8_lossy(&bytes).replace("\r\n", "\n")),
+            Some(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                if text.contains('\r') { buffer.push_str(&text.replace("\r\n", "\n")) } else { buffer.push_str(&text) }
+            }
             None => bail!("the realtime stream closed"),
         }
     }
@@ -106,31 +156,29 @@ impl Subscribers {
     /// Creates one card (through `create`, which must send `id`) and returns
     /// the time until every subscriber saw it.
     pub async fn once(&mut self, create: reqwest::RequestBuilder, id: &str) -> Result<Duration> {
-        while self.seen.try_recv().is_ok() {}
+        *self.shared.tally() = Tally { id: id.to_owned(), seen: 0, last: None };
         let sent = Instant::now();
         let resp = create.timeout(STEP_TIMEOUT).send().await.context("the fan-out create failed")?;
         let status = resp.status();
         if !status.is_success() {
             bail!("the fan-out create answered {status}: {}", resp.text().await.unwrap_or_default());
         }
-        let mut who = HashSet::new();
         let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
-        while who.len() < self.count {
-            match tokio::time::timeout_at(deadline, self.seen.recv()).await {
-                Ok(Some((index, seen_id, at))) if seen_id == id => {
-                    who.insert(index);
-                    if who.len() == self.count {
-                        return Ok(at.duration_since(sent));
-                    }
-                }
-                Ok(Some(_)) => {}
-                Ok(None) => bail!("every realtime subscriber stopped"),
-                Err(_) => {
-                    bail!("only {} of {} subscribers saw the create within {STEP_TIMEOUT:?}", who.len(), self.count)
+        loop {
+            // The guard is dropped before the wait below.
+            let last = self.shared.tally().last;
+            if let Some(last) = last {
+                return Ok(last.duration_since(sent));
+            }
+            tokio::select! {
+                _ = self.shared.all_seen.notified() => {}
+                Some(e) = self.failed.recv() => return Err(e.context("a realtime subscriber stopped")),
+                _ = tokio::time::sleep_until(deadline) => {
+                    let seen = self.shared.tally().seen;
+                    bail!("only {seen} of {} subscribers saw the create within {STEP_TIMEOUT:?}", self.shared.count)
                 }
             }
         }
-        Ok(sent.elapsed())
     }
 
     /// Closes every stream.

@@ -5,7 +5,7 @@
 //! writers: the channel is bounded and lagging receivers are told so.
 
 use serde_json::{Map, Value};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::broadcast;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,11 +26,34 @@ impl Action {
 }
 
 /// One committed change, with the record as stored (the deleted one for a delete).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Change {
     pub action: Action,
     pub entity: String,
     pub record: Map<String, Value>,
+    encoded: OnceLock<String>,
+}
+
+impl Change {
+    pub fn new(action: Action, entity: String, record: Map<String, Value>) -> Change {
+        Change { action, entity, record, encoded: OnceLock::new() }
+    }
+
+    /// `{"action":…,"record":…}` with the whole record: the event data of
+    /// every subscriber that sees the record unshaped. Encoded by the first
+    /// subscriber that needs it and shared by the rest, so a change fanned out
+    /// to a hundred streams is serialized once.
+    pub fn encoded(&self) -> &str {
+        self.encoded.get_or_init(|| {
+            #[derive(serde::Serialize)]
+            struct Data<'a> {
+                action: &'a str,
+                record: &'a Map<String, Value>,
+            }
+            serde_json::to_string(&Data { action: self.action.as_str(), record: &self.record })
+                .unwrap_or_else(|_| String::from("{}"))
+        })
+    }
 }
 
 #[derive(Debug, Clone)]

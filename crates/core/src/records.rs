@@ -591,7 +591,7 @@ fn after_commit(
     record: &Map<String, Value>,
     receipt: &Receipt,
 ) {
-    app.realtime.publish(Change { action, entity: entity_name.to_owned(), record: record.clone() });
+    app.realtime.publish(Change::new(action, entity_name.to_owned(), record.clone()));
     if caller.kind == CallerKind::Agent || caller.agent.is_some() {
         app.agent_log.append(receipt);
     }

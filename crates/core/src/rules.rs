@@ -77,10 +77,15 @@ pub fn context(app: &App, caller: &Caller, method: &str, body: Option<&Value>) -
     QueryContext { now: app.clock.now(), request: request(caller, method, body) }
 }
 
+/// Whether [`redact`] may change a record of `entity` for this caller.
+pub fn may_redact(app: &App, caller: &Caller, entity: &str) -> bool {
+    entity == crate::auth::ENTITY && app.definition.config.auth_mode == AuthMode::MultiUser && !caller.is_owner()
+}
+
 /// Hides a user's email from everyone but that user and the owner, unless
 /// the user made it visible (PocketBase's `emailVisibility`).
 pub fn redact(app: &App, caller: &Caller, entity: &str, record: &mut Map<String, Value>) {
-    if entity != crate::auth::ENTITY || app.definition.config.auth_mode != AuthMode::MultiUser || caller.is_owner() {
+    if !may_redact(app, caller, entity) {
         return;
     }
     let own = caller.user.as_ref().is_some_and(|u| record.get("id").and_then(Value::as_str) == Some(u.id.as_str()));

@@ -11,6 +11,7 @@ mod files;
 mod guard;
 mod mcp;
 mod ops;
+mod realtime;
 mod records;
 mod users;
 

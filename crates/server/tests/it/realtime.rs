@@ -1,0 +1,99 @@
+//! The realtime API over a real socket: what each kind of subscription receives.
+
+use crate::TestApp;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// One open `/api/realtime` stream.
+struct Stream {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Stream {
+    /// Connects with the agent token and subscribes to `topics`.
+    async fn open(t: &TestApp, topics: &[&str]) -> Stream {
+        let response =
+            t.http.get(format!("{}/api/realtime", t.url)).header("X-LUI-Token", &t.token).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let mut stream = Stream { response, buffer: String::new() };
+        let (event, data) = stream.next().await;
+        assert_eq!(event, "PB_CONNECT");
+        let client_id = data["clientId"].as_str().unwrap().to_owned();
+        assert_eq!(client_id.len(), 40);
+        let (status, body) =
+            t.call("POST", "/api/realtime", Some(json!({ "clientId": client_id, "subscriptions": topics }))).await;
+        assert_eq!(status, 204, "{body}");
+        stream
+    }
+
+    /// The next event's name and JSON data (within five seconds).
+    async fn next(&mut self) -> (String, Value) {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let frame: String = self.buffer.drain(..end + 2).collect();
+                let mut event = String::new();
+                let mut data = String::new();
+                for line in frame.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim_start().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                if event.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                return (event, serde_json::from_str(&data).unwrap());
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(5), self.response.chunk())
+                .await
+                .expect("an event within 5 s")
+                .unwrap()
+                .expect("the stream stays open");
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+#[tokio::test]
+async fn plain_shaped_and_single_record_subscriptions_each_get_their_form() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let id = "rtcard000000001";
+    let options = r#"cards/*?options={"query":{"fields":"id,title"}}"#;
+    let topic = format!("cards/{id}");
+    let mut plain = Stream::open(&t, &["cards/*"]).await;
+    let mut shaped = Stream::open(&t, &[options]).await;
+    let mut single = Stream::open(&t, &[&topic]).await;
+
+    let created = t.create("cards", json!({"id": id, "title": "Live", "list": list["id"], "points": 5})).await;
+    let (_, stored) = t.call("GET", &format!("/api/collections/cards/records/{id}"), None).await;
+
+    let (event, data) = plain.next().await;
+    assert_eq!(event, "cards/*");
+    assert_eq!(data["action"], "create");
+    assert_eq!(data["record"], stored, "the plain stream carries the record exactly as a view returns it");
+    assert_eq!(data.as_object().unwrap().len(), 2);
+    assert_eq!(created["_receipt"]["id"], id);
+
+    let (event, data) = shaped.next().await;
+    assert_eq!(event, options);
+    assert_eq!(data["record"], json!({"id": id, "title": "Live"}));
+
+    let (event, data) = single.next().await;
+    assert_eq!(event, topic);
+    assert_eq!(data["record"]["points"], 5);
+
+    let (status, _) =
+        t.call("PATCH", &format!("/api/collections/cards/records/{id}"), Some(json!({"title": "Live v2"}))).await;
+    assert_eq!(status, 200);
+    for stream in [&mut plain, &mut single] {
+        let (_, data) = stream.next().await;
+        assert_eq!(data["action"], "update");
+        assert_eq!(data["record"]["title"], "Live v2");
+        assert_eq!(data["record"]["points"], 5);
+    }
+    let (_, data) = shaped.next().await;
+    assert_eq!(data, json!({"action": "update", "record": {"id": id, "title": "Live v2"}}));
+}
