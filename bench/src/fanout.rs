@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 
 /// The create being timed and who has seen it so far.
@@ -93,7 +95,7 @@ async fn listen(
     shared: &Shared,
     ready: &mpsc::UnboundedSender<Result<()>>,
 ) -> Result<()> {
-    let mut resp = client.get(format!("{url}/api/realtime")).send().await?.error_for_status()?;
+    let mut stream = EventStream::open(url).await?;
     let mut buffer = String::new();
     let mut subscribed = false;
     // The last id this subscriber counted: a repeated event must not count twice.
@@ -126,14 +128,86 @@ async fn listen(
             }
             buffer.drain(..end + 2);
         }
-        match resp.chunk().await? {
-            Some(bytes) => {
-                let text = String::from_utf8_lossy(&bytes);
-                if text.contains('\r') { buffer.push_str(&text.replace("\r\n", "\n")) } else { buffer.push_str(&text) }
+        let body = stream.next_body().await?;
+        let text = String::from_utf8_lossy(&body);
+        if text.contains('\r') { buffer.push_str(&text.replace("\r\n", "\n")) } else { buffer.push_str(&text) }
+    }
+}
+
+/// `GET /api/realtime` on a plain socket: HTTP/1.1 with the chunked transfer
+/// coding both servers use for the stream. A hundred of these share the
+/// machine with the server under test, so each does one `read` per arrival
+/// and no more: no client library's connection task and body channel.
+struct EventStream {
+    socket: TcpStream,
+    /// Bytes read and not yet decoded.
+    raw: Vec<u8>,
+    chunked: bool,
+}
+
+impl EventStream {
+    async fn open(url: &str) -> Result<EventStream> {
+        let host = url.strip_prefix("http://").context("the realtime URL is not http://")?.trim_end_matches('/');
+        let socket = TcpStream::connect(host).await.with_context(|| format!("cannot connect to {host}"))?;
+        socket.set_nodelay(true)?;
+        let mut stream = EventStream { socket, raw: Vec::with_capacity(8192), chunked: false };
+        let request = format!("GET /api/realtime HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n");
+        stream.socket.write_all(request.as_bytes()).await?;
+        let end = loop {
+            if let Some(i) = find(&stream.raw, b"\r\n\r\n") {
+                break i;
             }
-            None => bail!("the realtime stream closed"),
+            stream.fill().await?;
+        };
+        let head = String::from_utf8_lossy(&stream.raw[..end]).to_ascii_lowercase();
+        if !head.starts_with("http/1.1 200") {
+            bail!("GET /api/realtime answered {}", head.lines().next().unwrap_or(""));
+        }
+        stream.chunked = head.lines().any(|l| l.starts_with("transfer-encoding:") && l.contains("chunked"));
+        stream.raw.drain(..end + 4);
+        Ok(stream)
+    }
+
+    /// Reads more bytes from the socket.
+    async fn fill(&mut self) -> Result<()> {
+        let mut block = [0u8; 8192];
+        let n = self.socket.read(&mut block).await?;
+        if n == 0 {
+            bail!("the realtime stream closed");
+        }
+        self.raw.extend_from_slice(&block[..n]);
+        Ok(())
+    }
+
+    /// The next piece of the response body (one chunk when chunked).
+    async fn next_body(&mut self) -> Result<Vec<u8>> {
+        loop {
+            if !self.chunked {
+                if !self.raw.is_empty() {
+                    return Ok(std::mem::take(&mut self.raw));
+                }
+            } else if let Some(line) = find(&self.raw, b"\r\n") {
+                let size_text = String::from_utf8_lossy(&self.raw[..line]);
+                let size_text = size_text.split(';').next().unwrap_or("").trim();
+                let size = usize::from_str_radix(size_text, 16)
+                    .with_context(|| format!("a bad chunk size line: {size_text:?}"))?;
+                if size == 0 {
+                    bail!("the realtime stream ended");
+                }
+                let start = line + 2;
+                if self.raw.len() >= start + size + 2 {
+                    let body = self.raw[start..start + size].to_vec();
+                    self.raw.drain(..start + size + 2);
+                    return Ok(body);
+                }
+            }
+            self.fill().await?;
         }
     }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The event name and the joined data lines of one SSE frame.

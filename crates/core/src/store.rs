@@ -83,8 +83,8 @@ pub trait Store: Send + Sync + 'static {
     /// attempt produced.
     fn inline(&self, work: &mut dyn FnMut()) -> bool;
 
-    /// Queues one write, applied in its own savepoint with its read-back; the
-    /// answer arrives once it is durable. Submitting does not block, so async
+    /// Queues one write, applied with its read-back in the writer's next
+    /// transaction, all or nothing; the answer arrives once it is durable. Submitting does not block, so async
     /// callers await the answer without holding a blocking-pool thread.
     fn write(&self, schema: &Arc<Schema>, write: Write) -> Pending<Written>;
 

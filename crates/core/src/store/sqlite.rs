@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use writer::{Deferred, Writer};
+use writer::Writer;
 
 pub struct SqliteStore {
     readers: r2d2::Pool<SqliteConnectionManager>,
@@ -151,15 +151,15 @@ impl SqliteStore {
         })
     }
 
-    /// Runs `work` on the writer inside a savepoint and waits for its result,
-    /// returned once the group it joined has committed. An `Err` rolls the
-    /// savepoint back. Blocks: for callers off the async runtime.
+    /// Runs `work` on the writer and waits for its result, returned once the
+    /// group it joined has committed; an `Err` leaves nothing of it behind.
+    /// Blocks: for callers off the async runtime.
     fn on_writer<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        work: impl FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let (tx, rx) = mpsc::sync_channel::<Result<T, StoreError>>(1);
-        self.submit(work, move |answer| {
+        self.submit(work, false, move |answer| {
             let _ = tx.send(answer);
         });
         rx.recv().map_err(|_| StoreError::Internal("the writer has stopped".into()))?
@@ -169,10 +169,10 @@ impl SqliteStore {
     /// receiver, which async callers await.
     fn queue<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        work: impl FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Pending<T> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.submit(work, move |answer| {
+        self.submit(work, false, move |answer| {
             let _ = tx.send(answer);
         });
         rx
@@ -180,27 +180,55 @@ impl SqliteStore {
 
     /// Queues `work` for the writer; `reply` gets its result after the group's
     /// COMMIT. When the writer is gone, `reply` is dropped unanswered, which
-    /// its receiver sees as a closed channel.
+    /// its receiver sees as a closed channel. `work` may run more than once
+    /// (see `writer`); its last result is the answer.
     fn submit<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        work: impl FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,
+        changes_schema: bool,
         reply: impl FnOnce(Result<T, StoreError>) + Send + 'static,
     ) {
         let generation = Arc::clone(&self.generation);
-        self.writer.submit(Box::new(move |conn| {
-            let result = work(conn);
-            let keep = result.is_ok();
-            let after: Deferred = Box::new(move |committed| {
-                // Before the answer is released: whoever learns of the write
-                // also finds the cached counts outdated.
-                generation.fetch_add(1, Ordering::SeqCst);
-                reply(match result {
-                    Ok(_) if !committed => Err(StoreError::Internal("the transaction did not commit".into())),
-                    other => other,
-                });
-            });
-            (keep, after)
-        }));
+        self.writer.submit(Box::new(Queued { work, result: None, reply, generation, changes_schema }));
+    }
+}
+
+/// A job on the writer: its work, its latest result, where the answer goes.
+struct Queued<T, W, R> {
+    work: W,
+    result: Option<Result<T, StoreError>>,
+    reply: R,
+    generation: Arc<AtomicU64>,
+    changes_schema: bool,
+}
+
+impl<T, W, R> writer::Job for Queued<T, W, R>
+where
+    T: Send,
+    W: FnMut(&Connection) -> Result<T, StoreError> + Send,
+    R: FnOnce(Result<T, StoreError>) + Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let result = (self.work)(conn);
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn changes_schema(&self) -> bool {
+        self.changes_schema
+    }
+
+    fn finish(self: Box<Self>, committed: bool) {
+        // Before the answer is released: whoever learns of the write also
+        // finds the cached counts outdated.
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        let Queued { reply, result, .. } = *self;
+        reply(match result {
+            Some(Ok(_)) if !committed => Err(StoreError::Internal("the transaction did not commit".into())),
+            Some(other) => other,
+            None => Err(StoreError::Internal("the write transaction could not start".into())),
+        });
     }
 }
 
@@ -218,7 +246,15 @@ impl Store for SqliteStore {
     fn migrate(&self, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
         let schema = schema.clone();
         self.sql.clear();
-        self.on_writer(move |conn| migrate::migrate(conn, &schema, allow_destructive))
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.submit(
+            move |conn| migrate::migrate(conn, &schema, allow_destructive),
+            true,
+            move |answer| {
+                let _ = tx.send(answer);
+            },
+        );
+        rx.recv().map_err(|_| StoreError::Internal("the writer has stopped".into()))?
     }
 
     fn list(&self, schema: &Schema, q: &ListQuery<'_>) -> Result<ListResult, StoreError> {
@@ -528,7 +564,7 @@ fn audit(
     Ok(receipt)
 }
 
-/// One write, inside the writer's savepoint: the row as read back, and the action.
+/// One write, inside the writer's transaction: the row as read back, and the action.
 fn apply(
     conn: &Connection,
     cache: &SqlCache,

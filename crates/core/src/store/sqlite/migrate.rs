@@ -35,7 +35,8 @@ const INTERNAL_TABLES: &str = "
         operation TEXT PRIMARY KEY NOT NULL, last_run TEXT NOT NULL);
 ";
 
-/// Runs inside the writer's savepoint: a refusal rolls every step back.
+/// Runs in the writer's transaction: a refusal rolls every step back (a
+/// migration's failure always rolls its transaction back; see `writer`).
 pub fn migrate(tx: &Connection, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
     tx.execute_batch(&format!(
         "CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"
