@@ -5,7 +5,7 @@
 //! commit. It records who, what and which fields, never field values.
 
 use protocol::receipt::Receipt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -23,19 +23,31 @@ impl AgentLog {
 
     /// Appends one line for a write; a failure is logged, never fatal to the write.
     pub fn append(&self, receipt: &Receipt) {
-        let line = json!({
-            "at": receipt.at,
-            "agent": receipt.agent,
-            "caller": receipt.caller,
-            "action": receipt.action,
-            "entity": receipt.entity,
-            "id": receipt.id,
-            "fields": receipt.fields.keys().collect::<Vec<_>>(),
-            "receipt": receipt.text,
-        });
-        // One buffer, one write(2): `writeln!` on a Value would issue a
-        // syscall per token (serde_json's Display writes piecewise).
-        let mut buf = line.to_string().into_bytes();
+        /// One line of the file, serialized straight from the receipt.
+        #[derive(serde::Serialize)]
+        struct Line<'a> {
+            at: &'a str,
+            agent: &'a Option<String>,
+            caller: &'a str,
+            action: &'a str,
+            entity: &'a str,
+            id: &'a str,
+            fields: Vec<&'a String>,
+            receipt: &'a str,
+        }
+        let line = Line {
+            at: &receipt.at,
+            agent: &receipt.agent,
+            caller: &receipt.caller,
+            action: &receipt.action,
+            entity: &receipt.entity,
+            id: &receipt.id,
+            fields: receipt.fields.keys().collect(),
+            receipt: &receipt.text,
+        };
+        // One buffer, one write(2): `writeln!` on a Value issued a syscall
+        // per token (serde_json's Display writes piecewise).
+        let Ok(mut buf) = serde_json::to_vec(&line) else { return };
         buf.push(b'\n');
         let mut guard = self.file.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
