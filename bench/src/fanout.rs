@@ -8,14 +8,13 @@
 //! itself in a shared tally; only the last one wakes the timing task.
 
 use crate::dataset::Rng;
+use crate::http1::{Conn, Framing, Request};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 
 /// The create being timed and who has seen it so far.
@@ -43,6 +42,8 @@ pub struct Subscribers {
     readers: tokio::task::JoinSet<()>,
     shared: Arc<Shared>,
     failed: mpsc::UnboundedReceiver<anyhow::Error>,
+    /// The connection the timed creates go through.
+    writes: Conn,
 }
 
 /// How long connecting, subscribing or one fan-out may take.
@@ -71,7 +72,8 @@ pub async fn subscribe(client: &reqwest::Client, url: &str, count: usize) -> Res
             Ok(None) | Err(_) => bail!("realtime subscribers did not all connect within {STEP_TIMEOUT:?}"),
         }
     }
-    Ok(Subscribers { readers, shared, failed })
+    let writes = Conn::open(url).await?;
+    Ok(Subscribers { readers, shared, failed, writes })
 }
 
 /// The part of an event's data a subscriber reads: the record's id.
@@ -134,80 +136,32 @@ async fn listen(
     }
 }
 
-/// `GET /api/realtime` on a plain socket: HTTP/1.1 with the chunked transfer
-/// coding both servers use for the stream. A hundred of these share the
-/// machine with the server under test, so each does one `read` per arrival
-/// and no more: no client library's connection task and body channel.
+/// `GET /api/realtime` on a plain socket ([`http1`]): a hundred of these
+/// share the machine with the server under test, so each does one `read` per
+/// arrival and no more.
 struct EventStream {
-    socket: TcpStream,
-    /// Bytes read and not yet decoded.
-    raw: Vec<u8>,
+    conn: Conn,
     chunked: bool,
 }
 
 impl EventStream {
     async fn open(url: &str) -> Result<EventStream> {
-        let host = url.strip_prefix("http://").context("the realtime URL is not http://")?.trim_end_matches('/');
-        let socket = TcpStream::connect(host).await.with_context(|| format!("cannot connect to {host}"))?;
-        socket.set_nodelay(true)?;
-        let mut stream = EventStream { socket, raw: Vec::with_capacity(8192), chunked: false };
-        let request = format!("GET /api/realtime HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n");
-        stream.socket.write_all(request.as_bytes()).await?;
-        let end = loop {
-            if let Some(i) = find(&stream.raw, b"\r\n\r\n") {
-                break i;
-            }
-            stream.fill().await?;
-        };
-        let head = String::from_utf8_lossy(&stream.raw[..end]).to_ascii_lowercase();
-        if !head.starts_with("http/1.1 200") {
-            bail!("GET /api/realtime answered {}", head.lines().next().unwrap_or(""));
+        let mut conn = Conn::open(url).await?;
+        conn.write(&Request::get("/api/realtime".into()).header("Accept", "text/event-stream")).await?;
+        let (status, framing) = conn.head().await?;
+        if status != 200 {
+            bail!("GET /api/realtime answered {status}");
         }
-        stream.chunked = head.lines().any(|l| l.starts_with("transfer-encoding:") && l.contains("chunked"));
-        stream.raw.drain(..end + 4);
-        Ok(stream)
-    }
-
-    /// Reads more bytes from the socket.
-    async fn fill(&mut self) -> Result<()> {
-        let mut block = [0u8; 8192];
-        let n = self.socket.read(&mut block).await?;
-        if n == 0 {
-            bail!("the realtime stream closed");
-        }
-        self.raw.extend_from_slice(&block[..n]);
-        Ok(())
+        Ok(EventStream { conn, chunked: framing == Framing::Chunked })
     }
 
     /// The next piece of the response body (one chunk when chunked).
     async fn next_body(&mut self) -> Result<Vec<u8>> {
-        loop {
-            if !self.chunked {
-                if !self.raw.is_empty() {
-                    return Ok(std::mem::take(&mut self.raw));
-                }
-            } else if let Some(line) = find(&self.raw, b"\r\n") {
-                let size_text = String::from_utf8_lossy(&self.raw[..line]);
-                let size_text = size_text.split(';').next().unwrap_or("").trim();
-                let size = usize::from_str_radix(size_text, 16)
-                    .with_context(|| format!("a bad chunk size line: {size_text:?}"))?;
-                if size == 0 {
-                    bail!("the realtime stream ended");
-                }
-                let start = line + 2;
-                if self.raw.len() >= start + size + 2 {
-                    let body = self.raw[start..start + size].to_vec();
-                    self.raw.drain(..start + size + 2);
-                    return Ok(body);
-                }
-            }
-            self.fill().await?;
+        if !self.chunked {
+            return self.conn.some().await;
         }
+        self.conn.chunk().await?.context("the realtime stream ended")
     }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The event name and the joined data lines of one SSE frame.
@@ -229,13 +183,15 @@ fn parse_frame(frame: &str) -> (String, String) {
 impl Subscribers {
     /// Creates one card (through `create`, which must send `id`) and returns
     /// the time until every subscriber saw it.
-    pub async fn once(&mut self, create: reqwest::RequestBuilder, id: &str) -> Result<Duration> {
+    pub async fn once(&mut self, create: &Request, id: &str) -> Result<Duration> {
         *self.shared.tally() = Tally { id: id.to_owned(), seen: 0, last: None };
         let sent = Instant::now();
-        let resp = create.timeout(STEP_TIMEOUT).send().await.context("the fan-out create failed")?;
-        let status = resp.status();
-        if !status.is_success() {
-            bail!("the fan-out create answered {status}: {}", resp.text().await.unwrap_or_default());
+        let (status, body) = tokio::time::timeout(STEP_TIMEOUT, self.writes.send(create))
+            .await
+            .context("the fan-out create timed out")?
+            .context("the fan-out create failed")?;
+        if !(200..300).contains(&status) {
+            bail!("the fan-out create answered {status}: {}", String::from_utf8_lossy(&body));
         }
         let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
         loop {

@@ -1,14 +1,16 @@
 //! The load generator: a fixed number of concurrent workers, each sending one
-//! request at a time over a keep-alive connection for a fixed duration, and
-//! recording each request's latency (send to last body byte).
+//! request at a time over its own keep-alive connection ([`http1`]) for a
+//! fixed duration, and recording each request's latency (send to last body
+//! byte).
 
 use crate::dataset::Rng;
+use crate::http1::{Conn, Request};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Builds the `seq`-th request of a run (`seq` is unique within the run).
-pub type MakeRequest = Arc<dyn Fn(&reqwest::Client, &mut Rng, u64) -> reqwest::RequestBuilder + Send + Sync>;
+pub type MakeRequest = Arc<dyn Fn(&mut Rng, u64) -> Request + Send + Sync>;
 
 /// The raw outcome of one or more runs.
 #[derive(Debug, Default, Clone)]
@@ -39,6 +41,11 @@ impl Sample {
     pub fn quantile(&self, q: f64) -> Duration {
         quantile(&self.latencies, q)
     }
+
+    fn fail(&mut self, message: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(message);
+    }
 }
 
 pub fn quantile(values: &[Duration], q: f64) -> Duration {
@@ -51,48 +58,28 @@ pub fn quantile(values: &[Duration], q: f64) -> Duration {
     sorted[rank - 1]
 }
 
-/// How long one request may take before it counts as an error.
+/// How long one request may take before it counts as an error. One timer per
+/// worker, not per request: a worker still busy this long after its run
+/// ended is stopped and its unanswered request counted as an error.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Drives `make`'s requests from `concurrency` workers for `duration`.
-pub async fn drive(
-    client: &reqwest::Client,
-    make: &MakeRequest,
-    concurrency: usize,
-    duration: Duration,
-    seed: u64,
-) -> Sample {
+/// Drives `make`'s requests to the server at `url` from `concurrency`
+/// workers for `duration`.
+pub async fn drive(url: &str, make: &MakeRequest, concurrency: usize, duration: Duration, seed: u64) -> Sample {
     let seq = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let deadline = started + duration;
     let mut workers = tokio::task::JoinSet::new();
     for w in 0..concurrency {
-        let (client, make, seq) = (client.clone(), Arc::clone(make), Arc::clone(&seq));
+        let (url, make, seq) = (url.to_owned(), Arc::clone(make), Arc::clone(&seq));
         workers.spawn(async move {
-            let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(w as u64));
-            let mut out = Sample::default();
-            while Instant::now() < deadline {
-                let n = seq.fetch_add(1, Ordering::Relaxed);
-                let request = make(&client, &mut rng, n).timeout(REQUEST_TIMEOUT);
-                let t = Instant::now();
-                let failure = match request.send().await {
-                    Ok(resp) => {
-                        let status = resp.status();
-                        match resp.bytes().await {
-                            Ok(_) if status.is_success() => None,
-                            Ok(body) => {
-                                Some(format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)])))
-                            }
-                            Err(e) => Some(format!("reading the body: {e}")),
-                        }
-                    }
-                    Err(e) => Some(format!("{e}")),
-                };
-                out.latencies.push(t.elapsed());
-                if let Some(f) = failure {
-                    out.errors += 1;
-                    out.first_error.get_or_insert(f);
-                }
+            let rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(w as u64));
+            let out = Arc::new(std::sync::Mutex::new(Sample::default()));
+            let run = worker(&url, &make, &seq, deadline, rng, Arc::clone(&out));
+            let timed_out = tokio::time::timeout(duration + REQUEST_TIMEOUT, run).await.is_err();
+            let mut out = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));
+            if timed_out {
+                out.fail(format!("a request took longer than {REQUEST_TIMEOUT:?}"));
             }
             out
         });
@@ -101,14 +88,48 @@ pub async fn drive(
     while let Some(done) = workers.join_next().await {
         match done {
             Ok(s) => total.merge(s),
-            Err(e) => {
-                total.errors += 1;
-                total.first_error.get_or_insert(format!("a load worker failed: {e}"));
-            }
+            Err(e) => total.fail(format!("a load worker failed: {e}")),
         }
     }
     total.elapsed = started.elapsed();
     total
+}
+
+/// One worker: requests back to back until `deadline`, reconnecting after a
+/// failed one.
+async fn worker(
+    url: &str,
+    make: &MakeRequest,
+    seq: &AtomicU64,
+    deadline: Instant,
+    mut rng: Rng,
+    out: Arc<std::sync::Mutex<Sample>>,
+) {
+    let mut conn: Option<Conn> = None;
+    while Instant::now() < deadline {
+        let request = make(&mut rng, seq.fetch_add(1, Ordering::Relaxed));
+        let t = Instant::now();
+        let answer = match conn.as_mut() {
+            Some(c) => c.send(&request).await,
+            None => match Conn::open(url).await {
+                Ok(c) => conn.insert(c).send(&request).await,
+                Err(e) => Err(e),
+            },
+        };
+        let latency = t.elapsed();
+        let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+        out.latencies.push(latency);
+        match answer {
+            Ok((status, _)) if (200..300).contains(&status) => {}
+            Ok((status, body)) => {
+                out.fail(format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)])))
+            }
+            Err(e) => {
+                out.fail(format!("{e:#}"));
+                conn = None;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

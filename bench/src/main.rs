@@ -15,6 +15,7 @@
 mod baseline;
 mod dataset;
 mod fanout;
+mod http1;
 mod load;
 mod ours;
 mod peer;
@@ -405,9 +406,9 @@ async fn checkpoint(
         workload::probe(client, t, cards, lists).await?;
     }
     say("  view, list, filter");
-    let views = measure(config, client, &targets, |t| view(t, cards)).await;
-    let lists_w = if compare { Some(measure(config, client, &targets, list).await) } else { None };
-    let filters = measure(config, client, &targets, |t| filter(t, lists)).await;
+    let views = measure(config, &targets, |t| view(t, cards)).await;
+    let lists_w = if compare { Some(measure(config, &targets, list).await) } else { None };
+    let filters = measure(config, &targets, |t| filter(t, lists)).await;
     if config.growth.contains(&n) {
         report.growth.push(Growth {
             records: n,
@@ -450,7 +451,7 @@ async fn checkpoint(
         let duration = config.duration * config.rounds;
         let raw = tokio::task::spawn_blocking(move || baseline::single_row_commits(&raw_dir, duration)).await??;
         let keys = Arc::new(AtomicU64::new(0));
-        let creates = measure(config, client, &targets, |t| create(t, lists, &keys)).await;
+        let creates = measure(config, &targets, |t| create(t, lists, &keys)).await;
         if let [ours_s, pb_s] = &creates[..] {
             report.raw_sqlite = Some((raw, ours_s.throughput()));
             report.rows.push(Row {
@@ -487,21 +488,16 @@ async fn checkpoint(
 
 /// Runs one workload on every target: a warm-up each, then `rounds` rounds
 /// alternating the targets. Returns one merged sample per target.
-async fn measure(
-    config: &Config,
-    client: &reqwest::Client,
-    targets: &[&Target],
-    make: impl Fn(&Target) -> MakeRequest,
-) -> Vec<Sample> {
+async fn measure(config: &Config, targets: &[&Target], make: impl Fn(&Target) -> MakeRequest) -> Vec<Sample> {
     let makers: Vec<MakeRequest> = targets.iter().map(|t| make(t)).collect();
-    for (i, m) in makers.iter().enumerate() {
-        let _ = load::drive(client, m, config.concurrency, config.warmup, 7 + i as u64).await;
+    for (i, (t, m)) in targets.iter().zip(&makers).enumerate() {
+        let _ = load::drive(&t.url, m, config.concurrency, config.warmup, 7 + i as u64).await;
     }
     let mut out = vec![Sample::default(); targets.len()];
     for round in 0..config.rounds {
-        for (i, m) in makers.iter().enumerate() {
+        for (i, (t, m)) in targets.iter().zip(&makers).enumerate() {
             // The same seed for every server: the same ids in the same order.
-            let s = load::drive(client, m, config.concurrency, config.duration, 1000 + u64::from(round)).await;
+            let s = load::drive(&t.url, m, config.concurrency, config.duration, 1000 + u64::from(round)).await;
             out[i].merge(s);
         }
     }
@@ -533,8 +529,8 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                 let key = keys.fetch_add(1, Ordering::Relaxed);
                 let mut body = dataset::new_card(key, rng.below(lists));
                 body.insert("id".into(), Value::String(id.clone()));
-                let create = write_request(&sse, &t.url, t.token.as_deref(), key).json(&body);
-                match subs.once(create, &id).await {
+                let create = write_request(t.token.as_deref(), key, &body);
+                match subs.once(&create, &id).await {
                     Ok(d) => out[i].latencies.push(d),
                     Err(e) => {
                         out[i].errors += 1;

@@ -3,9 +3,10 @@
 //! answers each read in the expected shape.
 
 use crate::dataset;
+use crate::http1::Request;
 use crate::load::MakeRequest;
 use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,27 +18,25 @@ pub struct Target {
 
 pub const CARDS: &str = "/api/collections/cards/records";
 
-pub fn view(t: &Target, cards: u64) -> MakeRequest {
-    let base = format!("{}{CARDS}/", t.url);
-    Arc::new(move |c, rng, _| c.get(format!("{base}{}", dataset::card_id(rng.below(cards)))))
+pub fn view(_: &Target, cards: u64) -> MakeRequest {
+    Arc::new(move |rng, _| Request::get(format!("{CARDS}/{}", dataset::card_id(rng.below(cards)))))
 }
 
-pub fn list(t: &Target) -> MakeRequest {
-    let url = format!("{}{CARDS}?perPage=20&sort=-created", t.url);
-    Arc::new(move |c, _, _| c.get(&url))
+pub fn list(_: &Target) -> MakeRequest {
+    Arc::new(move |_, _| Request::get(format!("{CARDS}?perPage=20&sort=-created")))
 }
 
-pub fn filter(t: &Target, lists: u64) -> MakeRequest {
-    let base = format!("{}{CARDS}?perPage=20&filter=", t.url);
-    Arc::new(move |c, rng, _| {
+pub fn filter(_: &Target, lists: u64) -> MakeRequest {
+    Arc::new(move |rng, _| {
         let expr = format!("list = \"{}\"", dataset::list_id(rng.below(lists)));
-        c.get(format!("{base}{}", encode(&expr)))
+        Request::get(format!("{CARDS}?perPage=20&filter={}", encode(&expr)))
     })
 }
 
-/// Ours: the agent token and a key never used before in this run.
-pub fn write_request(c: &reqwest::Client, t_url: &str, token: Option<&str>, key: u64) -> reqwest::RequestBuilder {
-    let mut req = c.post(format!("{t_url}{CARDS}"));
+/// A create of `card`; ours also gets the agent token and a key never used
+/// before in this run.
+pub fn write_request(token: Option<&str>, key: u64, card: &Map<String, Value>) -> Request {
+    let mut req = Request::post_json(CARDS.to_owned(), &Value::Object(card.clone()));
     if let Some(token) = token {
         req = req.header("X-LUI-Token", token).header("Idempotency-Key", format!("bench-{}-{key}", std::process::id()));
     }
@@ -45,10 +44,10 @@ pub fn write_request(c: &reqwest::Client, t_url: &str, token: Option<&str>, key:
 }
 
 pub fn create(t: &Target, lists: u64, keys: &Arc<AtomicU64>) -> MakeRequest {
-    let (url, token, keys) = (t.url.clone(), t.token.clone(), Arc::clone(keys));
-    Arc::new(move |c, rng, _| {
+    let (token, keys) = (t.token.clone(), Arc::clone(keys));
+    Arc::new(move |rng, _| {
         let key = keys.fetch_add(1, Ordering::Relaxed);
-        write_request(c, &url, token.as_deref(), key).json(&dataset::new_card(key, rng.below(lists)))
+        write_request(token.as_deref(), key, &dataset::new_card(key, rng.below(lists)))
     })
 }
 
