@@ -64,8 +64,28 @@ pub fn quantile(values: &[Duration], q: f64) -> Duration {
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Drives `make`'s requests to the server at `url` from `concurrency`
-/// workers for `duration`.
+/// workers for `duration`, all on one thread of their own (as `wrk -t1`):
+/// one event loop, no wake-ups across threads on the generator's side.
 pub async fn drive(url: &str, make: &MakeRequest, concurrency: usize, duration: Duration, seed: u64) -> Sample {
+    let (url, make) = (url.to_owned(), Arc::clone(make));
+    let run = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        Ok::<Sample, std::io::Error>(runtime.block_on(drive_here(&url, &make, concurrency, duration, seed)))
+    });
+    match run.await {
+        Ok(Ok(sample)) => sample,
+        Ok(Err(e)) => failed(format!("cannot start the load generator's runtime: {e}")),
+        Err(e) => failed(format!("the load generator failed: {e}")),
+    }
+}
+
+fn failed(message: String) -> Sample {
+    let mut sample = Sample::default();
+    sample.fail(message);
+    sample
+}
+
+async fn drive_here(url: &str, make: &MakeRequest, concurrency: usize, duration: Duration, seed: u64) -> Sample {
     let seq = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let deadline = started + duration;
