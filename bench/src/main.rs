@@ -322,7 +322,9 @@ async fn run_in(config: &Config, root: &Path, exe: &Path, target: &Path, work: &
     );
     report.notes.push(format!(
         "Ours writes with the agent token and a unique `Idempotency-Key` per create; PocketBase's rules are all \"\" \
-         (anyone). The load generator (tokio + reqwest, keep-alive) runs on the same machine. Total time of this run: {:.0} s.",
+         (anyone). The load generator runs on the same two cores: a minimal HTTP/1.1 client (`bench/src/http1.rs`), \
+         one keep-alive connection per concurrent request, all on one thread (as `wrk -t1`); the fan-out's 100 \
+         subscribers read the SSE stream from plain sockets. Total time of this run: {:.0} s.",
         started.elapsed().as_secs_f64()
     ));
     report.machine.push(("load average at end".into(), loadavg()));
@@ -453,7 +455,8 @@ async fn checkpoint(
         let keys = Arc::new(AtomicU64::new(0));
         let creates = measure(config, &targets, |t| create(t, lists, &keys)).await;
         if let [ours_s, pb_s] = &creates[..] {
-            report.raw_sqlite = Some((raw, ours_s.throughput()));
+            report.raw_sqlite = Some((raw.rate, ours_s.throughput()));
+            report.idle_commit = Some(raw.idle_commit);
             report.rows.push(Row {
                 label: "create a valid card (ours: token, Idempotency-Key, full write path)".into(),
                 fanout: false,
