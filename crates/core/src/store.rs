@@ -2,8 +2,9 @@
 //!
 //! The trait speaks in schema terms (entities, rows as JSON maps, parsed
 //! filters), never in SQL, so a PostgreSQL store can follow without touching
-//! `records` or any transport. Methods block: callers run them off the async
-//! runtime (`records` does, with `spawn_blocking`).
+//! `records` or any transport. Reads block: `records::read` runs them inline
+//! when they are cheap (`Store::inline`) and on the blocking pool otherwise.
+//! Writes are queued (`Store::write`) and answered on a channel.
 
 pub mod sqlite;
 
