@@ -108,6 +108,13 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
     await eventually(async () => {
       assert.equal((await one('cards', 'title = "Write the release notes"')).list, doing.id);
     });
+    // The board moves cards through the app's move_card operation, as agents do.
+    const { body } = await request('GET', `${app.url}/api/_a2app/receipts`);
+    const runs = body.items.filter((r) => r.action === 'operation' && r.id === 'move_card');
+    assert.equal(runs.length, 1);
+    assert.equal(runs[0].caller, 'own_ui');
+    assert.equal(runs[0].text, 'Ran operation move_card (1 records written)');
+    assert.equal(runs[0].fields.list, doing.id);
   });
 
   test('a person moves the card with the keyboard', async () => {

@@ -60,12 +60,14 @@ export const update = (entity, id, fields) => call('PATCH', `${records(entity)}/
 export const remove = (entity, id) => call('DELETE', `${records(entity)}/${encodeURIComponent(id)}`);
 
 /**
- * Moves a card to a list at a position. The one place that knows how a move
- * is written: when the app gains its `move_card` operation, only this body
- * changes (to `POST /api/ops/move_card`).
+ * Moves a card to a list at a position through the app's `move_card`
+ * operation, the verb agents use: a person's move gets the same guard,
+ * receipt and audit entry ("Ran operation move_card"). Resolves to the
+ * stored card.
  */
-export function moveCard(cardId, listId, position) {
-  return update('cards', cardId, { list: listId, position });
+export async function moveCard(cardId, listId, position) {
+  const done = await call('POST', '/api/ops/move_card', { card: cardId, list: listId, position });
+  return done.result;
 }
 
 /**
