@@ -49,11 +49,13 @@ pub fn router(state: &State) -> Router {
     Router::new().nest_service(PATH, service).layer(middleware::from_fn_with_state(state.clone(), gate))
 }
 
-/// rmcp's own Host and Origin checks mirror the contract's (the gate has
-/// already applied the contract's exact rules; these are a second line).
+/// The Host rule is the gate's alone: it applies the contract's exact rules
+/// (every loopback name: `*.localhost`, `127.0.0.0/8`, `::1`, plus
+/// `allowed_hosts`), which rmcp's fixed list cannot express, so rmcp's own
+/// host check is off. rmcp's Origin check stays as a second line behind the
+/// gate's.
 fn transport_config(state: &State) -> StreamableHttpServerConfig {
     let http = &state.app.definition.config.http;
-    let hosts = ["localhost", "127.0.0.1", "::1"].into_iter().map(str::to_owned).chain(http.allowed_hosts.clone());
     let port = state.port;
     let origins = ["localhost", "127.0.0.1", "[::1]"]
         .iter()
@@ -64,7 +66,7 @@ fn transport_config(state: &State) -> StreamableHttpServerConfig {
         .with_legacy_session_mode(true)
         // Modern answers as one JSON object: no tool here streams progress.
         .with_json_response(true)
-        .with_allowed_hosts(hosts)
+        .disable_allowed_hosts()
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(http::MAX_BODY)

@@ -218,6 +218,13 @@ async fn host_origin_and_token_rules_are_the_contracts() {
     assert_eq!((s, b["code"].as_str()), (403, Some("forbidden_origin")));
     let (s, _) = rpc(&t, &[("origin", &own)], "tools/list", list.clone()).await;
     assert_eq!(s, 200);
+    // Every loopback name the contract accepts reaches MCP too, not only the
+    // three rmcp knows by default.
+    for host in [format!("app.localhost:{port}"), format!("127.0.0.2:{port}"), format!("[::1]:{port}")] {
+        let (s, b) = rpc(&t, &[("host", &host)], "tools/list", list.clone()).await;
+        assert_eq!(s, 200, "{host}: {b}");
+        assert!(b["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{host}: {b}");
+    }
     // A wrong X-LUI-Token is refused outright; a wrong bearer is no credential
     // (as over HTTP, where `Authorization` may carry a user's token).
     let (s, b) = rpc(&t, &[("x-lui-token", "wrong")], "tools/list", list.clone()).await;
