@@ -174,11 +174,8 @@ impl Conn {
     }
 
     async fn fill(&mut self) -> Result<()> {
-        let start = self.raw.len();
-        self.raw.resize(start + 16 * 1024, 0);
-        let n = self.socket.read(&mut self.raw[start..]).await;
-        self.raw.truncate(start + *n.as_ref().unwrap_or(&0));
-        if n? == 0 {
+        self.raw.reserve(16 * 1024);
+        if self.socket.read_buf(&mut self.raw).await? == 0 {
             bail!("the server closed the connection");
         }
         Ok(())

@@ -158,8 +158,18 @@ impl SqliteStore {
         &self,
         work: impl FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
+        self.wait_for(work, false)
+    }
+
+    /// [`Self::on_writer`], saying whether `work` may change the schema (then
+    /// its failure always rolls its transaction back; see `writer`).
+    fn wait_for<T: Send + 'static>(
+        &self,
+        work: impl FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,
+        changes_schema: bool,
+    ) -> Result<T, StoreError> {
         let (tx, rx) = mpsc::sync_channel::<Result<T, StoreError>>(1);
-        self.submit(work, false, move |answer| {
+        self.submit(work, changes_schema, move |answer| {
             let _ = tx.send(answer);
         });
         rx.recv().map_err(|_| StoreError::Internal("the writer has stopped".into()))?
@@ -246,15 +256,7 @@ impl Store for SqliteStore {
     fn migrate(&self, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
         let schema = schema.clone();
         self.sql.clear();
-        let (tx, rx) = mpsc::sync_channel(1);
-        self.submit(
-            move |conn| migrate::migrate(conn, &schema, allow_destructive),
-            true,
-            move |answer| {
-                let _ = tx.send(answer);
-            },
-        );
-        rx.recv().map_err(|_| StoreError::Internal("the writer has stopped".into()))?
+        self.wait_for(move |conn| migrate::migrate(conn, &schema, allow_destructive), true)
     }
 
     fn list(&self, schema: &Schema, q: &ListQuery<'_>) -> Result<ListResult, StoreError> {
