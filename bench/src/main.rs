@@ -69,6 +69,9 @@ struct Cli {
     /// Realtime subscribers of the fan-out workload.
     #[arg(long, default_value_t = 100)]
     subscribers: usize,
+    /// Timed creates per round and server in the fan-out workload. Default 20.
+    #[arg(long)]
+    fanout_reps: Option<usize>,
     /// Where to write the markdown report (default: docs/PERFORMANCE.md, not in --smoke).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -120,8 +123,9 @@ impl Config {
         }
         let duration = Duration::from_secs_f64(cli.duration.unwrap_or(if smoke { 0.3 } else { 5.0 }));
         let rounds = cli.rounds.unwrap_or(2).max(1);
-        if cli.concurrency == 0 || cli.subscribers == 0 || duration.is_zero() {
-            bail!("--concurrency, --subscribers and --duration must be positive");
+        let fanout_reps = cli.fanout_reps.unwrap_or(if smoke { 3 } else { 20 });
+        if cli.concurrency == 0 || cli.subscribers == 0 || fanout_reps == 0 || duration.is_zero() {
+            bail!("--concurrency, --subscribers, --fanout-reps and --duration must be positive");
         }
         let out = match (cli.no_write, cli.out) {
             (true, _) => None,
@@ -138,7 +142,7 @@ impl Config {
             rounds,
             concurrency: cli.concurrency,
             subscribers: cli.subscribers,
-            fanout_reps: if smoke { 3 } else { 20 },
+            fanout_reps,
             // The smoke run has its own ports, so it never meets a full run.
             ports: if smoke { (18692, 18693) } else { (18690, 18691) },
             out,
