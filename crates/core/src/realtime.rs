@@ -73,6 +73,11 @@ impl Hub {
         Hub { tx }
     }
 
+    /// Whether any stream listens now (a change nobody sees is not built).
+    pub fn has_subscribers(&self) -> bool {
+        self.tx.receiver_count() > 0
+    }
+
     pub fn publish(&self, change: Change) {
         // No subscriber is not an error.
         let _ = self.tx.send(Arc::new(change));

@@ -13,7 +13,7 @@ use crate::caller::{Caller, CallerKind};
 use crate::error::Error;
 use crate::guard::{self, Mode};
 use crate::realtime::{Action, Change};
-use crate::store::{ListQuery, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
+use crate::store::{ListQuery, OnCommit, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
 use crate::{datetime, files, filter, id, rules, schema};
 use protocol::page::Page;
 use protocol::receipt::Receipt;
@@ -308,7 +308,7 @@ pub async fn create(
             other => other,
         }
     })?;
-    respond(app, caller, Action::Create, entity_name, written, &opts.shape).await
+    respond(app, caller, entity_name, written, &opts.shape).await
 }
 
 pub async fn update(
@@ -353,7 +353,7 @@ pub async fn update(
     for name in replaced {
         files::remove(app, entity_name, id, &name);
     }
-    respond(app, caller, Action::Update, entity_name, written, &opts.shape).await
+    respond(app, caller, entity_name, written, &opts.shape).await
 }
 
 /// Deletes a record; the answer is its receipt.
@@ -373,8 +373,7 @@ pub async fn delete(
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "DELETE", None) });
     let written = store_write(app, write).await?;
     files::remove_all(app, entity_name, id);
-    let record = present(entity_name, written.row);
-    after_commit(app, caller, Action::Delete, entity_name, &record, &written.receipt);
+    log_agent(app, caller, &written.receipt);
     Ok(written.receipt)
 }
 
@@ -568,6 +567,11 @@ fn new_write(
     {
         return Err(Error::InvalidQuery(format!("Idempotency-Key must be 1 to {MAX_KEY_LEN} characters")));
     }
+    let action = match &kind {
+        WriteKind::Create { .. } => Action::Create,
+        WriteKind::Update { .. } => Action::Update,
+        WriteKind::Delete { .. } => Action::Delete,
+    };
     Ok(Write {
         entity: entity_name.to_owned(),
         kind,
@@ -579,19 +583,25 @@ fn new_write(
         timezone: app.definition.config.timezone.clone(),
         password_hash: None,
         rule: None,
+        on_commit: Some(feed(app, entity_name, action)),
     })
 }
 
-/// Publishes the change and, for agents, appends the agent log.
-fn after_commit(
-    app: &App,
-    caller: &Caller,
-    action: Action,
-    entity_name: &str,
-    record: &Map<String, Value>,
-    receipt: &Receipt,
-) {
-    app.realtime.publish(Change::new(action, entity_name.to_owned(), record.clone()));
+/// Publishes the committed change to the realtime hub, from the writer thread
+/// (see `OnCommit`): in commit order, and before the writing request's task
+/// is even woken. Nothing is built while nobody listens.
+fn feed(app: &App, entity_name: &str, action: Action) -> OnCommit {
+    let (hub, entity) = (app.realtime.clone(), entity_name.to_owned());
+    OnCommit(Arc::new(move |written: &Written| {
+        if hub.has_subscribers() {
+            hub.publish(Change::new(action, entity.clone(), present(&entity, written.row.clone())));
+        }
+    }))
+}
+
+/// For agents, appends the agent log (the change itself was published by
+/// the write's `OnCommit`).
+fn log_agent(app: &App, caller: &Caller, receipt: &Receipt) {
     if caller.kind == CallerKind::Agent || caller.agent.is_some() {
         app.agent_log.append(receipt);
     }
@@ -601,13 +611,12 @@ fn after_commit(
 async fn respond(
     app: &Arc<App>,
     caller: &Caller,
-    action: Action,
     entity_name: &str,
     written: Written,
     shape: &Shape,
 ) -> Result<Map<String, Value>, Error> {
     let record = present(entity_name, written.row);
-    after_commit(app, caller, action, entity_name, &record, &written.receipt);
+    log_agent(app, caller, &written.receipt);
     let mut out = finish(app, caller, entity_name, record, shape).await?;
     let receipt = serde_json::to_value(&written.receipt).map_err(|e| Error::Internal(e.to_string()))?;
     out.insert("_receipt".into(), receipt);

@@ -166,6 +166,21 @@ pub struct Write {
     pub password_hash: Option<String>,
     /// A rule the record must satisfy (before an update or delete, after a create).
     pub rule: Option<RuleCheck>,
+    /// Told of the write once it is durable, before its caller is answered.
+    pub on_commit: Option<OnCommit>,
+}
+
+/// Called on the writer thread after the COMMIT that made a write durable and
+/// before the write's caller is answered, so whatever it publishes (the
+/// change feed) goes out in commit order and without waiting for the caller's
+/// task to be scheduled. It must be quick: the writer waits for it.
+#[derive(Clone)]
+pub struct OnCommit(pub Arc<dyn Fn(&Written) + Send + Sync>);
+
+impl std::fmt::Debug for OnCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnCommit")
+    }
 }
 
 /// A per-entity rule evaluated inside the write's transaction.

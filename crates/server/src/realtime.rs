@@ -14,10 +14,9 @@ use a2app_core::realtime::Change;
 use a2app_core::records::{self, Shape};
 use a2app_core::rules;
 use a2app_core::{App, Error};
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State as S;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
 use serde_json::{Value, json};
@@ -34,6 +33,8 @@ struct Subscription {
     /// `None` for `entity/*`.
     id: Option<String>,
     shape: ShapeSpec,
+    /// The `id:` and `event:` lines of this subscription's frames.
+    head: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -86,15 +87,24 @@ struct StreamState {
     client: Arc<Client>,
     registration: Registration,
     changes: broadcast::Receiver<Arc<Change>>,
-    pending: VecDeque<Event>,
+    pending: VecDeque<Bytes>,
+    keep_alive: tokio::time::Interval,
+    /// Whether anything was sent since the last keep-alive tick.
+    sent: bool,
 }
+
+/// How often an otherwise silent stream gets a comment, so proxies and
+/// clients do not take it for dead.
+const KEEP_ALIVE: Duration = Duration::from_secs(30);
 
 pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     let who = caller(&state, &headers, Intent::Read).await?;
     let id = a2app_core::realtime::client_id();
     let client = Arc::new(Client::default());
     state.realtime.clients().insert(id.clone(), Arc::clone(&client));
-    let hello = Event::default().id(id.clone()).event("PB_CONNECT").data(json!({ "clientId": id }).to_string());
+    let hello = frame(&head(&id, "PB_CONNECT"), &json!({ "clientId": id }).to_string());
+    let mut keep_alive = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+    keep_alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let st = StreamState {
         app: Arc::clone(&state.app),
         caller: who,
@@ -102,21 +112,58 @@ pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Respon
         registration: Registration { realtime: Arc::clone(&state.realtime), id },
         changes: state.app.realtime.subscribe(),
         pending: VecDeque::from([hello]),
+        keep_alive,
+        sent: false,
     };
-    let sse = Sse::new(events(st)).keep_alive(KeepAlive::new().interval(Duration::from_secs(30)));
-    let mut response = sse.into_response();
-    response.headers_mut().insert("x-accel-buffering", axum::http::HeaderValue::from_static("no"));
-    response.headers_mut().insert("cache-control", axum::http::HeaderValue::from_static("no-store"));
+    let mut response = Body::from_stream(events(st)).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     Ok(response)
 }
 
-fn events(state: StreamState) -> impl Stream<Item = Result<Event, Infallible>> {
+/// The `id:` and `event:` lines of every event a subscription receives: the
+/// client id (the JS SDK reads it as `lastEventId`) and the topic. Neither
+/// holds a line break: client ids are alphanumeric and topics with control
+/// characters are refused when subscribing.
+fn head(client_id: &str, event: &str) -> String {
+    format!("id:{client_id}\nevent:{event}\n")
+}
+
+/// One SSE frame: `head`, then `data` on one line (JSON from serde_json never
+/// holds a raw line break).
+fn frame(head: &str, data: &str) -> Bytes {
+    let mut out = Vec::with_capacity(head.len() + data.len() + 8);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(b"data:");
+    out.extend_from_slice(data.as_bytes());
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// The SSE body. Each change is encoded once (see `Change::encoded`); a
+/// subscriber's frame is its precomputed head plus that shared data, so a
+/// hundred streams cost a hundred small copies and writes, not a hundred
+/// encodings.
+fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
     stream::unfold(state, |mut st| async move {
         loop {
-            if let Some(event) = st.pending.pop_front() {
-                return Some((Ok(event), st));
+            if let Some(frame) = st.pending.pop_front() {
+                st.sent = true;
+                return Some((Ok(frame), st));
             }
-            let change = match st.changes.recv().await {
+            let change = tokio::select! {
+                biased;
+                change = st.changes.recv() => change,
+                _ = st.keep_alive.tick() => {
+                    if !std::mem::take(&mut st.sent) {
+                        st.pending.push_back(Bytes::from_static(b":\n\n"));
+                    }
+                    continue;
+                }
+            };
+            let change = match change {
                 Ok(change) => change,
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, client = %st.registration.id, "realtime client fell behind");
@@ -137,10 +184,9 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Event, Infallible>> {
             }
             let whole = !rules::may_redact(&st.app, &st.caller, &change.entity);
             for sub in subs {
-                let event = Event::default().id(&st.registration.id).event(&sub.raw);
                 if whole && sub.shape == ShapeSpec::default() {
                     // The common case: the record as stored, encoded once for every stream.
-                    st.pending.push_back(event.data(change.encoded()));
+                    st.pending.push_back(frame(&sub.head, change.encoded()));
                     continue;
                 }
                 let record = match shaped(&st.app, &st.caller, &change, &sub.shape).await {
@@ -151,7 +197,7 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Event, Infallible>> {
                     }
                 };
                 let data = json!({ "action": change.action.as_str(), "record": record });
-                st.pending.push_back(event.data(data.to_string()));
+                st.pending.push_back(frame(&sub.head, &data.to_string()));
             }
         }
     })
@@ -186,7 +232,30 @@ pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> A
     let subscriptions: Vec<Arc<Subscription>> = match body.get("subscriptions") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {
-            items.iter().filter_map(Value::as_str).filter_map(parse_subscription).map(Arc::new).collect()
+            // A topic becomes the `event:` line of an SSE frame: a line break
+            // in it would forge frames, so control characters are refused.
+            let bad: Vec<protocol::Violation> = items
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.as_str().is_some_and(|t| t.chars().any(char::is_control)))
+                .map(|(i, _)| {
+                    protocol::Violation::new(
+                        protocol::ErrorCode::InvalidString,
+                        "a topic must not hold control characters",
+                    )
+                    .field(format!("subscriptions.{i}"))
+                    .expected("a topic like \"cards/*\" or \"cards/RECORD_ID\"")
+                })
+                .collect();
+            if !bad.is_empty() {
+                return Err(ApiError(Error::Invalid(bad)));
+            }
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .filter_map(|t| parse_subscription(client_id, t))
+                .map(Arc::new)
+                .collect()
         }
         Some(_) => {
             let v =
@@ -202,8 +271,9 @@ pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> A
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// `entity/*`, `entity/ID` or a bare `entity`, optionally `?options=<json>`.
-fn parse_subscription(raw: &str) -> Option<Subscription> {
+/// `entity/*`, `entity/ID` or a bare `entity`, optionally `?options=<json>`,
+/// for the client `client_id`.
+fn parse_subscription(client_id: &str, raw: &str) -> Option<Subscription> {
     let (topic, query) = raw.split_once('?').unwrap_or((raw, ""));
     let (entity, id) = match topic.split_once('/') {
         Some((e, "*")) | Some((e, "")) => (e, None),
@@ -222,7 +292,7 @@ fn parse_subscription(raw: &str) -> Option<Subscription> {
             shape.fields = q.get("fields").and_then(Value::as_str).map(str::to_owned);
         }
     }
-    Some(Subscription { raw: raw.to_owned(), entity: entity.to_owned(), id, shape })
+    Some(Subscription { head: head(client_id, raw), raw: raw.to_owned(), entity: entity.to_owned(), id, shape })
 }
 
 #[cfg(test)]
@@ -231,14 +301,14 @@ mod tests {
 
     #[test]
     fn parses_topics_with_options() {
-        let s =
-            parse_subscription("cards/*?options=%7B%22query%22%3A%7B%22fields%22%3A%22id%2Ctitle%22%7D%7D").unwrap();
+        let s = parse_subscription("c1", "cards/*?options=%7B%22query%22%3A%7B%22fields%22%3A%22id%2Ctitle%22%7D%7D")
+            .unwrap();
         assert_eq!(s.entity, "cards");
         assert_eq!(s.id, None);
         assert_eq!(s.shape.fields.as_deref(), Some("id,title"));
-        let s = parse_subscription("cards/abcdefghijklmno").unwrap();
+        let s = parse_subscription("c1", "cards/abcdefghijklmno").unwrap();
         assert_eq!(s.id.as_deref(), Some("abcdefghijklmno"));
-        assert_eq!(parse_subscription("cards").unwrap().id, None);
-        assert!(parse_subscription("/x").is_none());
+        assert_eq!(parse_subscription("c1", "cards").unwrap().id, None);
+        assert!(parse_subscription("c1", "/x").is_none());
     }
 }

@@ -176,13 +176,18 @@ impl SqliteStore {
     }
 
     /// [`Self::on_writer`] without waiting: the result arrives on the returned
-    /// receiver, which async callers await.
+    /// receiver, which async callers await; a committed result is first shown
+    /// to `committed`, on the writer thread.
     fn queue<T: Send + 'static>(
         &self,
         work: impl FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,
+        committed: impl FnOnce(&T) + Send + 'static,
     ) -> Pending<T> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.submit(work, false, move |answer| {
+            if let Ok(done) = &answer {
+                committed(done);
+            }
             let _ = tx.send(answer);
         });
         rx
@@ -439,26 +444,35 @@ impl Store for SqliteStore {
 
     fn write(&self, schema: &Arc<Schema>, write: Write) -> Pending<Written> {
         let (schema, cache) = (Arc::clone(schema), Arc::clone(&self.sql));
-        self.queue(move |conn| {
-            let claimed = claim_key(conn, &write)?;
-            let (row, action) = apply(conn, &cache, &schema, &write)?;
-            let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-            if let Some(hash) = &write.password_hash {
-                users::set_password(conn, &id, hash)?;
+        let on_commit = write.on_commit.clone();
+        let committed = move |done: &Written| {
+            if let Some(hook) = on_commit {
+                (hook.0)(done);
             }
-            if action == "delete" && write.entity == crate::auth::ENTITY {
-                users::forget(conn, &id)?;
-            }
-            if claimed {
-                let now = crate::datetime::format(write.now);
-                conn.prepare_cached(
-                    "INSERT OR REPLACE INTO _a2app_keys (entity, key, record_id, created) VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute(rusqlite::params![write.entity, write.key, id, now])?;
-            }
-            let receipt = audit(conn, &cache, &schema, &write, &row, action)?;
-            Ok(Written { row, receipt })
-        })
+        };
+        self.queue(
+            move |conn| {
+                let claimed = claim_key(conn, &write)?;
+                let (row, action) = apply(conn, &cache, &schema, &write)?;
+                let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                if let Some(hash) = &write.password_hash {
+                    users::set_password(conn, &id, hash)?;
+                }
+                if action == "delete" && write.entity == crate::auth::ENTITY {
+                    users::forget(conn, &id)?;
+                }
+                if claimed {
+                    let now = crate::datetime::format(write.now);
+                    conn.prepare_cached(
+                        "INSERT OR REPLACE INTO _a2app_keys (entity, key, record_id, created) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(rusqlite::params![write.entity, write.key, id, now])?;
+                }
+                let receipt = audit(conn, &cache, &schema, &write, &row, action)?;
+                Ok(Written { row, receipt })
+            },
+            committed,
+        )
     }
 
     fn create_job(&self, job: &protocol::operation::Job, key: Option<&str>) -> Result<(), StoreError> {

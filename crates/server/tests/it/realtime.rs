@@ -8,6 +8,7 @@ use std::time::Duration;
 struct Stream {
     response: reqwest::Response,
     buffer: String,
+    client_id: String,
 }
 
 impl Stream {
@@ -16,11 +17,12 @@ impl Stream {
         let response =
             t.http.get(format!("{}/api/realtime", t.url)).header("X-LUI-Token", &t.token).send().await.unwrap();
         assert_eq!(response.status(), 200);
-        let mut stream = Stream { response, buffer: String::new() };
+        let mut stream = Stream { response, buffer: String::new(), client_id: String::new() };
         let (event, data) = stream.next().await;
         assert_eq!(event, "PB_CONNECT");
         let client_id = data["clientId"].as_str().unwrap().to_owned();
         assert_eq!(client_id.len(), 40);
+        stream.client_id.clone_from(&client_id);
         let (status, body) =
             t.call("POST", "/api/realtime", Some(json!({ "clientId": client_id, "subscriptions": topics }))).await;
         assert_eq!(status, 204, "{body}");
@@ -96,4 +98,62 @@ async fn plain_shaped_and_single_record_subscriptions_each_get_their_form() {
     }
     let (_, data) = shaped.next().await;
     assert_eq!(data, json!({"action": "update", "record": {"id": id, "title": "Live v2"}}));
+}
+
+#[tokio::test]
+async fn changes_reach_subscribers_in_commit_order() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let mut stream = Stream::open(&t, &["cards/*"]).await;
+    // Concurrent creates commit in groups; the feed must follow the audit
+    // log's order (the order of the commits), not the order the requests'
+    // tasks happen to resume in.
+    let creates = (0..30).map(|i| t.create("cards", json!({"title": format!("card {i}"), "list": list["id"]})));
+    let created = futures_util::future::join_all(creates).await;
+    assert_eq!(created.len(), 30);
+    let mut seen = Vec::new();
+    for _ in 0..30 {
+        let (event, data) = stream.next().await;
+        assert_eq!(event, "cards/*");
+        assert_eq!(data["action"], "create");
+        seen.push(data["record"]["id"].as_str().unwrap().to_owned());
+    }
+    let (status, receipts) = t.call("GET", "/api/_a2app/receipts?limit=1000", None).await;
+    assert_eq!(status, 200);
+    let committed: Vec<String> = receipts["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["entity"] == "cards")
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(committed.len(), 30);
+    assert_eq!(seen, committed);
+}
+
+#[tokio::test]
+async fn a_topic_with_a_line_break_is_refused_and_the_old_subscriptions_stay() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let mut stream = Stream::open(&t, &["cards/*"]).await;
+    let (status, body) = t
+        .call("POST", "/api/realtime", Some(json!({ "clientId": "nobody-has-this-id", "subscriptions": ["cards/*"] })))
+        .await;
+    assert_eq!(status, 404, "{body}");
+
+    let forged = "cards/*\nevent: lists/*\ndata: {}";
+    let subscriptions = json!({ "clientId": stream.client_id, "subscriptions": ["lists/*", forged] });
+    let (status, body) = t.call("POST", "/api/realtime", Some(subscriptions)).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["code"], "invalid_string", "{body}");
+    let fields: Vec<&str> =
+        body["violations"].as_array().unwrap().iter().map(|v| v["field"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["subscriptions.1"]);
+
+    // Still subscribed to cards/* alone: a list change sends nothing, a card change arrives.
+    t.create("lists", json!({"name": "Doing"})).await;
+    t.create("cards", json!({"title": "After", "list": list["id"]})).await;
+    let (event, data) = stream.next().await;
+    assert_eq!(event, "cards/*");
+    assert_eq!(data["record"]["title"], "After");
 }

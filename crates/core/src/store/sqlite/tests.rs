@@ -33,6 +33,7 @@ fn create(id: &str, title: &str) -> Write {
         timezone: "UTC".into(),
         password_hash: None,
         rule: None,
+        on_commit: None,
     }
 }
 
