@@ -66,6 +66,42 @@ async fn a_queued_write_answers_after_its_commit_with_the_stored_row() {
     assert!(matches!(again, Err(StoreError::DuplicateId)), "{again:?}");
 }
 
+#[tokio::test]
+async fn on_commit_sees_each_committed_write_in_commit_order_before_its_answer() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, schema) = open(&dir);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let hooked = |id: &str| {
+        let mut w = create(id, "Hooked");
+        let seen = Arc::clone(&seen);
+        w.on_commit = Some(crate::store::OnCommit(Arc::new(move |done: &Written| {
+            let id = done.row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+            seen.lock().expect("not poisoned").push(id);
+        })));
+        w
+    };
+    // Queued together, so the writer takes them into one group; a duplicate
+    // in the middle fails and must not be reported as committed.
+    let ids: Vec<String> = (0..12).map(|i| format!("o{i:014}")).collect();
+    let mut pending: Vec<_> = ids.iter().map(|id| store.write(&schema, hooked(id))).collect();
+    pending.insert(6, store.write(&schema, hooked(&ids[0])));
+    let first = pending.remove(0).await.expect("answered").expect("stored");
+    assert_eq!(first.row.get("id"), Some(&json!(ids[0])));
+    assert!(seen.lock().expect("not poisoned").contains(&ids[0]), "the hook ran before the answer was released");
+    let mut failed = 0;
+    for p in pending {
+        if let Err(e) = p.await.expect("answered") {
+            assert!(matches!(e, StoreError::DuplicateId), "{e:?}");
+            failed += 1;
+        }
+    }
+    assert_eq!(failed, 1);
+    let committed: Vec<String> =
+        store.receipts("", 100).expect("audit entries").into_iter().map(|e| e.receipt.id.clone()).collect();
+    assert_eq!(committed, ids, "the audit log holds the writes in the order they were queued");
+    assert_eq!(*seen.lock().expect("not poisoned"), committed, "the hook saw them in commit order, each once");
+}
+
 #[test]
 fn a_point_read_runs_inline() {
     let dir = tempfile::tempdir().expect("a temp dir");
