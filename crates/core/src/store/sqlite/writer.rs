@@ -78,7 +78,7 @@ fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>) {
 pub fn commit_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
     let mut kept: Vec<Box<dyn Job>> = Vec::with_capacity(group.len());
     let mut failed: Vec<Box<dyn Job>> = Vec::new();
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = control(conn, "BEGIN IMMEDIATE") {
         tracing::error!(error = %e, "cannot begin a write transaction");
         group.into_iter().for_each(|job| job.finish(false));
         return;
@@ -96,11 +96,11 @@ pub fn commit_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
             return;
         }
     }
-    let committed = match conn.execute_batch("COMMIT") {
+    let committed = match control(conn, "COMMIT") {
         Ok(()) => true,
         Err(e) => {
             tracing::error!(error = %e, "commit failed");
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = control(conn, "ROLLBACK");
             false
         }
     };
@@ -109,13 +109,19 @@ pub fn commit_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
     kept.into_iter().for_each(|job| job.finish(committed));
 }
 
+/// Runs a transaction-control statement through the connection's statement
+/// cache: `execute_batch` would parse it again for every group.
+fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 /// After a job failed with rows changed: rolls the transaction back and runs
 /// the kept jobs again in a new one. A kept job that now fails moves to
 /// `failed` and the redo starts over (each pass removes one job, so this
 /// ends). False when no transaction could be opened.
 fn redo(conn: &Connection, kept: &mut Vec<Box<dyn Job>>, failed: &mut Vec<Box<dyn Job>>) -> bool {
     loop {
-        if let Err(e) = conn.execute_batch("ROLLBACK; BEGIN IMMEDIATE") {
+        if let Err(e) = control(conn, "ROLLBACK").and_then(|()| control(conn, "BEGIN IMMEDIATE")) {
             tracing::error!(error = %e, "cannot restart a write transaction");
             return false;
         }
