@@ -93,9 +93,11 @@ struct StreamState {
     sent: bool,
 }
 
-/// How often an otherwise silent stream gets a comment, so proxies and
-/// clients do not take it for dead.
-const KEEP_ALIVE: Duration = Duration::from_secs(30);
+/// The keep-alive check: a stream that sent nothing since the previous check
+/// gets a comment, so no stream stays silent for two periods (30 s), well
+/// inside the usual 60 s idle timeout of proxies. Checking rather than
+/// resetting a timer per event keeps timers out of the fan-out's path.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     let who = caller(&state, &headers, Intent::Read).await?;
