@@ -18,9 +18,10 @@
 use crate::app::App;
 use crate::app::operations::{Crud, CrudAction, Executor, Http, JobRun, Operation, Route, bind_filter, placeholder};
 use crate::caller::{Caller, CallerKind};
+use crate::datetime;
 use crate::error::Error;
 use crate::records::{self, WriteOptions};
-use crate::store::Row;
+use crate::store::{Approval, ApprovedCall, Refusal, Row, Store};
 use jiff::{SignedDuration, Timestamp};
 use protocol::operation::{Invoked, JobStarted};
 use protocol::page::Page;
@@ -30,7 +31,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -165,25 +166,16 @@ impl Registry {
     }
 }
 
-struct Approval {
-    /// Who asked: the credential, not the self-asserted agent name.
-    caller: String,
-    operation: String,
-    params: Map<String, Value>,
-    expires: Timestamp,
-    used: bool,
-}
-
-/// The operations state of a running app: handlers, pending approvals, the backend.
+/// The operations state of a running app: handlers and the backend (pending
+/// approvals are in the store).
 pub struct Runtime {
     registry: Registry,
-    approvals: Mutex<HashMap<String, Approval>>,
     backend: OnceLock<Arc<dyn Backend>>,
 }
 
 impl Runtime {
     pub fn new(registry: Registry) -> Runtime {
-        Runtime { registry, approvals: Mutex::new(HashMap::new()), backend: OnceLock::new() }
+        Runtime { registry, backend: OnceLock::new() }
     }
 
     pub fn registry(&self) -> &Registry {
@@ -198,60 +190,41 @@ impl Runtime {
     pub fn backend(&self) -> Option<&Arc<dyn Backend>> {
         self.backend.get()
     }
+}
 
-    /// Without a key: issues one bound to the caller, the operation and its
-    /// exact params and refuses with `approval_required`. With a key: lets the
-    /// call through exactly once if the key was issued for this very call.
-    fn approve(
-        &self,
-        caller: &Caller,
-        op: &Operation,
-        params: &Map<String, Value>,
-        key: Option<&str>,
-        now: Timestamp,
-    ) -> Result<(), Error> {
-        let mut approvals = self.approvals.lock().unwrap_or_else(|e| e.into_inner());
-        approvals.retain(|_, a| a.expires > now);
-        let Some(key) = key else {
-            if approvals.len() >= MAX_APPROVALS
-                && let Some(oldest) = approvals.iter().min_by_key(|(_, a)| a.expires).map(|(k, _)| k.clone())
-            {
-                approvals.remove(&oldest);
-            }
-            let key = format!("apv_{}{}", crate::id::generate(), crate::id::generate());
-            let expires = now.checked_add(APPROVAL_LIFETIME).unwrap_or(now);
-            approvals.insert(
-                key.clone(),
-                Approval {
-                    caller: approver(caller),
-                    operation: op.name.clone(),
-                    params: params.clone(),
-                    expires,
-                    used: false,
-                },
-            );
-            return Err(Error::ApprovalRequired { key, operation: op.name.clone(), params: params.clone() });
-        };
-        match approvals.get_mut(key) {
-            None => Err(Error::ApprovalInvalid(
-                "this approval key is unknown or expired; call again without it to get a new one for a person to confirm".into(),
-            )),
-            Some(a) if a.used => Err(Error::ApprovalInvalid(
-                "this approval key was already used: an approval runs the operation once; call again without it to ask anew".into(),
-            )),
-            Some(a) if a.caller != approver(caller) => Err(Error::ApprovalInvalid(
-                "this approval key was issued to another caller; call again without it to ask for your own".into(),
-            )),
-            Some(a) if a.operation != op.name || a.params != *params => Err(Error::ApprovalInvalid(format!(
-                "this approval key was issued for \"{}\" with other params; a person confirmed that call, not this one: call again without the key to ask for this one",
-                a.operation
-            ))),
-            Some(a) => {
-                a.used = true;
-                Ok(())
-            }
+/// Without a key: stores a new one bound to the caller, the operation and its
+/// exact params and refuses with `approval_required`. With a key: lets the
+/// call through exactly once if the key was issued for this very call.
+/// Blocks on the store's writer (keys are durable): call it off the runtime.
+fn approve(store: &dyn Store, call: ApprovedCall, key: Option<&str>, now: Timestamp) -> Result<(), Error> {
+    let at = datetime::format(now);
+    let Some(key) = key else {
+        let key = format!("apv_{}{}", crate::id::generate(), crate::id::generate());
+        let expires = datetime::format(now.checked_add(APPROVAL_LIFETIME).unwrap_or(now));
+        let (operation, params) = (call.operation.clone(), call.params.clone());
+        store.issue_approval(&Approval { key: key.clone(), call, expires, used: false }, &at, MAX_APPROVALS)?;
+        return Err(Error::ApprovalRequired { key, operation, params });
+    };
+    let refusal = match store.spend_approval(key, &call, &at)? {
+        Ok(()) => return Ok(()),
+        Err(refusal) => refusal,
+    };
+    Err(Error::ApprovalInvalid(match refusal {
+        Refusal::UnknownOrExpired => {
+            "this approval key is unknown or expired; call again without it to get a new one for a person to confirm"
+                .into()
         }
-    }
+        Refusal::Used => {
+            "this approval key was already used: an approval runs the operation once; call again without it to ask anew"
+                .into()
+        }
+        Refusal::OtherCaller => {
+            "this approval key was issued to another caller; call again without it to ask for your own".into()
+        }
+        Refusal::OtherCall(operation) => format!(
+            "this approval key was issued for \"{operation}\" with other params; a person confirmed that call, not this one: call again without the key to ask for this one"
+        ),
+    }))
 }
 
 /// The identity an approval is bound to: what the caller proved (as the rate
@@ -321,7 +294,9 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
         .ok_or_else(|| Error::UnknownOperation(name.to_owned()))?;
     let params = normalize(op, &invocation.params)?;
     if op.destructive && !invocation.scheduled {
-        app.operations.approve(caller, op, &params, invocation.approval.as_deref(), app.clock.now())?;
+        let call = ApprovedCall { approver: approver(caller), operation: op.name.clone(), params: params.clone() };
+        let (app2, key, now) = (Arc::clone(app), invocation.approval.clone(), app.clock.now());
+        records::blocking(move || approve(app2.store.as_ref(), call, key.as_deref(), now)).await?;
     }
     let done = |outcome: Outcome| {
         Answer::Done(Invoked {
@@ -684,34 +659,60 @@ async fn http(
 mod tests {
     use super::*;
 
-    fn op(name: &str) -> Operation {
-        let text = format!(
-            r#"[{{"name": "{name}", "description": "", "destructive": true,
-                 "params": {{"n": {{"type": "number"}}}}, "executor": {{"kind": "native"}}}}]"#
-        );
-        crate::app::operations::parse(&text, None).unwrap().remove(0)
+    fn store(dir: &tempfile::TempDir) -> crate::store::sqlite::SqliteStore {
+        let store = crate::store::sqlite::SqliteStore::open(&dir.path().join("data.db")).unwrap();
+        store.migrate(&protocol::schema::Schema::default(), false).unwrap();
+        store
+    }
+
+    fn call(approver: &str, operation: &str, n: i64) -> ApprovedCall {
+        let params: Map<String, Value> = serde_json::from_value(serde_json::json!({ "n": n })).unwrap();
+        ApprovedCall { approver: format!("user:{approver}"), operation: operation.into(), params }
+    }
+
+    fn refusal(r: Result<(), Error>) -> String {
+        match r {
+            Err(Error::ApprovalInvalid(why)) => why,
+            other => panic!("expected a refused approval, got {other:?}"),
+        }
     }
 
     #[test]
     fn an_approval_is_bound_to_caller_operation_and_params_and_runs_once() {
-        let rt = Runtime::new(Registry::new());
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
         let now: Timestamp = "2026-07-30T09:00:00Z".parse().unwrap();
-        let user = |id: &str| Caller {
-            kind: CallerKind::Agent,
-            agent: Some("bot".into()),
-            user: Some(crate::caller::User { id: id.into(), record: Map::new() }),
-        };
-        let (ada, bob) = (user("ada"), user("bob"));
-        let params: Map<String, Value> = serde_json::from_str(r#"{"n": 1}"#).unwrap();
-        let Err(Error::ApprovalRequired { key, .. }) = rt.approve(&ada, &op("wipe"), &params, None, now) else {
+        let Err(Error::ApprovalRequired { key, operation, params }) =
+            approve(&store, call("ada", "wipe", 1), None, now)
+        else {
             panic!("no key issued");
         };
-        let refused = |r: Result<(), Error>| matches!(r, Err(Error::ApprovalInvalid(_)));
-        assert!(refused(rt.approve(&bob, &op("wipe"), &params, Some(&key), now)));
-        assert!(refused(rt.approve(&ada, &op("other"), &params, Some(&key), now)));
-        let other: Map<String, Value> = serde_json::from_str(r#"{"n": 2}"#).unwrap();
-        assert!(refused(rt.approve(&ada, &op("wipe"), &other, Some(&key), now)));
-        assert!(rt.approve(&ada, &op("wipe"), &params, Some(&key), now).is_ok());
-        assert!(refused(rt.approve(&ada, &op("wipe"), &params, Some(&key), now)));
+        assert_eq!((operation.as_str(), params.get("n")), ("wipe", Some(&Value::from(1))));
+        assert!(refusal(approve(&store, call("bob", "wipe", 1), Some(&key), now)).contains("another caller"));
+        assert!(refusal(approve(&store, call("ada", "other", 1), Some(&key), now)).contains("issued for \"wipe\""));
+        assert!(refusal(approve(&store, call("ada", "wipe", 2), Some(&key), now)).contains("other params"));
+        assert!(refusal(approve(&store, call("ada", "wipe", 1), Some("apv_nope"), now)).contains("unknown or expired"));
+        assert!(approve(&store, call("ada", "wipe", 1), Some(&key), now).is_ok());
+        assert!(refusal(approve(&store, call("ada", "wipe", 1), Some(&key), now)).contains("already used"));
+    }
+
+    #[test]
+    fn an_approval_survives_a_restart_and_expires_after_its_lifetime() {
+        let dir = tempfile::tempdir().unwrap();
+        let now: Timestamp = "2026-07-30T09:00:00Z".parse().unwrap();
+        let issue = |store: &dyn Store| match approve(store, call("ada", "wipe", 1), None, now) {
+            Err(Error::ApprovalRequired { key, .. }) => key,
+            other => panic!("no key issued: {other:?}"),
+        };
+        let (kept, late) = {
+            let before = store(&dir);
+            (issue(&before), issue(&before))
+        };
+        // A new process on the same file: the person confirmed, the server restarted.
+        let after = store(&dir);
+        let later = now.checked_add(SignedDuration::from_mins(14)).unwrap();
+        assert!(approve(&after, call("ada", "wipe", 1), Some(&kept), later).is_ok());
+        let expired = now.checked_add(APPROVAL_LIFETIME).unwrap();
+        assert!(refusal(approve(&after, call("ada", "wipe", 1), Some(&late), expired)).contains("unknown or expired"));
     }
 }

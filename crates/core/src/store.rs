@@ -111,6 +111,59 @@ pub trait Store: Send + Sync + 'static {
 
     /// Appends an audit entry that is not a record write (an operation run).
     fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError>;
+
+    /// Stores a new approval key (durable when this returns). Expired keys
+    /// are dropped first; past `max` pending keys, the ones expiring soonest go.
+    fn issue_approval(&self, approval: &Approval, now: &str, max: usize) -> Result<(), StoreError>;
+
+    /// Spends the key `key` for this call, atomically: it is marked used only
+    /// if [`Approval::admits`] the call and it is unexpired at `now`.
+    fn spend_approval(&self, key: &str, call: &ApprovedCall, now: &str) -> Result<Result<(), Refusal>, StoreError>;
+}
+
+/// A person's approval of one call of a destructive operation, bound to who
+/// asked (what the caller proved, not a self-asserted name), the operation and
+/// its exact params. Stored, so a restart between the question and the
+/// confirmed call loses nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approval {
+    pub key: String,
+    pub call: ApprovedCall,
+    /// Wire-form instant after which the key is unknown.
+    pub expires: String,
+    pub used: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovedCall {
+    pub approver: String,
+    pub operation: String,
+    pub params: Map<String, Value>,
+}
+
+/// Why an approval key does not let a call through.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    UnknownOrExpired,
+    Used,
+    OtherCaller,
+    /// Issued for another call: the operation it was issued for.
+    OtherCall(String),
+}
+
+impl Approval {
+    /// Whether this key lets `call` through (ignoring expiry, which the store checks).
+    pub fn admits(&self, call: &ApprovedCall) -> Result<(), Refusal> {
+        if self.used {
+            Err(Refusal::Used)
+        } else if self.call.approver != call.approver {
+            Err(Refusal::OtherCaller)
+        } else if self.call.operation != call.operation || self.call.params != call.params {
+            Err(Refusal::OtherCall(self.call.operation.clone()))
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// What a migration did (or would refuse to do).

@@ -5,6 +5,7 @@
 //! returns only after the WAL is on disk, and no write is acknowledged before
 //! its COMMIT returned (see `writer`).
 
+mod approvals;
 mod jobs;
 mod migrate;
 pub mod query;
@@ -506,6 +507,21 @@ impl Store for SqliteStore {
     fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError> {
         let receipt = receipt.clone();
         self.on_writer(move |conn| jobs::audit(conn, &receipt))
+    }
+
+    fn issue_approval(&self, approval: &crate::store::Approval, now: &str, max: usize) -> Result<(), StoreError> {
+        let (approval, now) = (approval.clone(), now.to_owned());
+        self.on_writer(move |conn| approvals::issue(conn, &approval, &now, max))
+    }
+
+    fn spend_approval(
+        &self,
+        key: &str,
+        call: &crate::store::ApprovedCall,
+        now: &str,
+    ) -> Result<Result<(), crate::store::Refusal>, StoreError> {
+        let (key, call, now) = (key.to_owned(), call.clone(), now.to_owned());
+        self.on_writer(move |conn| approvals::spend(conn, &key, &call, &now))
     }
 }
 

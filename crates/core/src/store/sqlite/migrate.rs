@@ -33,6 +33,9 @@ const INTERNAL_TABLES: &str = "
     CREATE INDEX IF NOT EXISTS _a2app_jobs_state ON _a2app_jobs (state);
     CREATE TABLE IF NOT EXISTS _a2app_schedule (
         operation TEXT PRIMARY KEY NOT NULL, last_run TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS _a2app_approvals (
+        key TEXT PRIMARY KEY NOT NULL, approver TEXT NOT NULL, operation TEXT NOT NULL, params TEXT NOT NULL,
+        expires TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0);
 ";
 
 /// Runs in the writer's transaction: a refusal rolls every step back (a

@@ -162,3 +162,32 @@ fn inline_gives_up_at_once_when_no_reader_is_free() {
     drop(held);
     assert_eq!(store.get_many(&schema, "notes", &["n00000000000001".into()]).expect("read").len(), 1);
 }
+
+#[test]
+fn approval_keys_are_capped_and_expired_ones_dropped_when_a_key_is_issued() {
+    use crate::store::{Approval, ApprovedCall, Refusal};
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = open(&dir);
+    let call = ApprovedCall { approver: "agent".into(), operation: "wipe".into(), params: Map::new() };
+    let issue = |key: &str, expires: &str, now: &str| {
+        let approval = Approval { key: key.into(), call: call.clone(), expires: expires.into(), used: false };
+        store.issue_approval(&approval, now, 2).expect("issued");
+    };
+    let now = "2026-07-30 09:00:00.000Z";
+    issue("apv_a", "2026-07-30 09:15:00.000Z", now);
+    issue("apv_b", "2026-07-30 09:10:00.000Z", now);
+    // A third key over a cap of two: the one expiring soonest (b) goes.
+    issue("apv_c", "2026-07-30 09:20:00.000Z", now);
+    let spend = |key: &str, now: &str| store.spend_approval(key, &call, now).expect("the store answers");
+    assert_eq!(spend("apv_b", now), Err(Refusal::UnknownOrExpired));
+    assert_eq!(spend("apv_a", now), Ok(()));
+    assert_eq!(spend("apv_a", now), Err(Refusal::Used));
+    // Past c's expiry it is unknown, and issuing again removes the expired rows.
+    let late = "2026-07-30 09:20:00.000Z";
+    assert_eq!(spend("apv_c", late), Err(Refusal::UnknownOrExpired));
+    issue("apv_d", "2026-07-30 09:35:00.000Z", late);
+    let left: i64 = store
+        .on_writer(|conn| Ok(conn.query_row("SELECT COUNT(*) FROM _a2app_approvals", [], |r| r.get(0))?))
+        .expect("counted");
+    assert_eq!(left, 1);
+}
