@@ -32,6 +32,14 @@ pub async fn run(
     let scheduler = tokio::spawn(a2app_core::schedule::run(Arc::clone(&app), async move {
         let _ = stopped.await;
     }));
+    // Nagle's algorithm would hold a small SSE frame or response back while an
+    // earlier one waits for a (possibly delayed) ACK; every frame here is
+    // complete when written, so it goes out at once.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     let served = axum::serve(listener, router).with_graceful_shutdown(shutdown).await;
     let _ = stop.send(());
     let _ = scheduler.await;
