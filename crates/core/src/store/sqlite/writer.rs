@@ -185,11 +185,24 @@ mod tests {
         }
     }
 
-    type Log<T> = Arc<Mutex<Vec<T>>>;
-    /// The jobs, each run as (value, nth run), each finish as (value, committed).
-    type Group = (Vec<Box<dyn Job>>, Log<(i64, usize)>, Log<(i64, bool)>);
+    /// What committing one group of `Insert` jobs left behind.
+    struct Outcome {
+        /// The values in `t` afterwards.
+        stored: Vec<i64>,
+        /// Each run as (value, nth run of that job).
+        runs: Vec<(i64, usize)>,
+        /// Each finish as (value, committed).
+        finished: Vec<(i64, bool)>,
+    }
 
-    fn group(specs: &[(i64, Fail)]) -> Group {
+    fn take<T>(log: &Mutex<Vec<T>>) -> Vec<T> {
+        std::mem::take(&mut *log.lock().expect("log"))
+    }
+
+    /// Runs `specs` as one group through `commit_group` on a fresh database.
+    fn commit(specs: &[(i64, Fail)]) -> Outcome {
+        let conn = Connection::open_in_memory().expect("database");
+        conn.execute_batch("CREATE TABLE t (v INTEGER UNIQUE)").expect("table");
         let runs = Arc::new(Mutex::new(Vec::new()));
         let finished = Arc::new(Mutex::new(Vec::new()));
         let jobs = specs
@@ -199,62 +212,42 @@ mod tests {
                     as Box<dyn Job>
             })
             .collect();
-        (jobs, runs, finished)
-    }
-
-    fn stored(conn: &Connection) -> Vec<i64> {
+        commit_group(&conn, jobs);
         let mut stmt = conn.prepare("SELECT v FROM t ORDER BY v").expect("select");
-        stmt.query_map([], |r| r.get(0)).expect("rows").collect::<Result<_, _>>().expect("values")
-    }
-
-    fn database() -> Connection {
-        let conn = Connection::open_in_memory().expect("database");
-        conn.execute_batch("CREATE TABLE t (v INTEGER UNIQUE)").expect("table");
-        conn
+        let stored = stmt.query_map([], |r| r.get(0)).expect("rows").collect::<Result<_, _>>().expect("values");
+        Outcome { stored, runs: take(&runs), finished: take(&finished) }
     }
 
     #[test]
     fn a_group_commits_once_and_runs_each_job_once() {
-        let conn = database();
-        let (jobs, runs, finished) = group(&[(1, Fail::Never), (2, Fail::Never), (3, Fail::Never)]);
-        commit_group(&conn, jobs);
-        assert_eq!(stored(&conn), vec![1, 2, 3]);
-        assert_eq!(*runs.lock().expect("runs"), vec![(1, 1), (2, 1), (3, 1)]);
-        assert_eq!(*finished.lock().expect("finished"), vec![(1, true), (2, true), (3, true)]);
+        let out = commit(&[(1, Fail::Never), (2, Fail::Never), (3, Fail::Never)]);
+        assert_eq!(out.stored, vec![1, 2, 3]);
+        assert_eq!(out.runs, vec![(1, 1), (2, 1), (3, 1)]);
+        assert_eq!(out.finished, vec![(1, true), (2, true), (3, true)]);
     }
 
     #[test]
     fn a_failure_without_changes_disturbs_nobody_and_redoes_nothing() {
-        let conn = database();
-        let (jobs, runs, finished) = group(&[(1, Fail::Never), (2, Fail::Early), (3, Fail::Never)]);
-        commit_group(&conn, jobs);
-        assert_eq!(stored(&conn), vec![1, 3]);
-        assert_eq!(*runs.lock().expect("runs"), vec![(1, 1), (2, 1), (3, 1)]);
-        assert_eq!(*finished.lock().expect("finished"), vec![(2, false), (1, true), (3, true)]);
+        let out = commit(&[(1, Fail::Never), (2, Fail::Early), (3, Fail::Never)]);
+        assert_eq!(out.stored, vec![1, 3]);
+        assert_eq!(out.runs, vec![(1, 1), (2, 1), (3, 1)]);
+        assert_eq!(out.finished, vec![(2, false), (1, true), (3, true)]);
     }
 
     #[test]
     fn an_aborted_statement_counts_as_no_change() {
-        let conn = database();
         // The second 1 breaks the UNIQUE constraint: its INSERT aborts, changing nothing.
-        let (jobs, runs, finished) = group(&[(1, Fail::Never), (1, Fail::Never), (3, Fail::Never)]);
-        commit_group(&conn, jobs);
-        assert_eq!(stored(&conn), vec![1, 3]);
-        assert_eq!(runs.lock().expect("runs").len(), 3, "no redo");
-        assert_eq!(*finished.lock().expect("finished"), vec![(1, false), (1, true), (3, true)]);
+        let out = commit(&[(1, Fail::Never), (1, Fail::Never), (3, Fail::Never)]);
+        assert_eq!(out.stored, vec![1, 3]);
+        assert_eq!(out.runs.len(), 3, "no redo");
+        assert_eq!(out.finished, vec![(1, false), (1, true), (3, true)]);
     }
 
     #[test]
     fn a_failure_after_changes_rolls_back_and_redoes_only_its_predecessors() {
-        let conn = database();
-        let (jobs, runs, finished) =
-            group(&[(1, Fail::Never), (2, Fail::Never), (3, Fail::Late), (4, Fail::Never), (5, Fail::Late)]);
-        commit_group(&conn, jobs);
-        assert_eq!(stored(&conn), vec![1, 2, 4], "nothing of the failed jobs stays");
-        assert_eq!(
-            *runs.lock().expect("runs"),
-            vec![(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (4, 1), (5, 1), (1, 3), (2, 3), (4, 2)]
-        );
-        assert_eq!(*finished.lock().expect("finished"), vec![(3, false), (5, false), (1, true), (2, true), (4, true)]);
+        let out = commit(&[(1, Fail::Never), (2, Fail::Never), (3, Fail::Late), (4, Fail::Never), (5, Fail::Late)]);
+        assert_eq!(out.stored, vec![1, 2, 4], "nothing of the failed jobs stays");
+        assert_eq!(out.runs, vec![(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (4, 1), (5, 1), (1, 3), (2, 3), (4, 2)]);
+        assert_eq!(out.finished, vec![(3, false), (5, false), (1, true), (2, true), (4, true)]);
     }
 }
