@@ -98,9 +98,7 @@ impl Conn {
             }
             Framing::Chunked => {
                 let mut body = Vec::new();
-                while let Some(chunk) = self.chunk().await? {
-                    body.extend_from_slice(&chunk);
-                }
+                while self.chunk(&mut body).await? {}
                 body
             }
         };
@@ -146,31 +144,32 @@ impl Conn {
         Ok((status, framing))
     }
 
-    /// The next chunk of a chunked body; `None` after the last one.
-    pub async fn chunk(&mut self) -> Result<Option<Vec<u8>>> {
+    /// Appends the next chunk of a chunked body to `out`; false after the last one.
+    pub async fn chunk(&mut self, out: &mut Vec<u8>) -> Result<bool> {
         loop {
-            if let Some(line) = find(&self.raw, b"\r\n") {
-                let size_text = String::from_utf8_lossy(&self.raw[..line]).into_owned();
+            if let Some(line) = memchr::memmem::find(&self.raw, b"\r\n") {
+                let size_text = std::str::from_utf8(&self.raw[..line]).unwrap_or("");
                 let size_text = size_text.split(';').next().unwrap_or("").trim();
                 let size = usize::from_str_radix(size_text, 16)
                     .with_context(|| format!("a bad chunk size line: {size_text:?}"))?;
                 let start = line + 2;
                 if self.raw.len() >= start + size + 2 {
-                    let body = self.raw[start..start + size].to_vec();
+                    out.extend_from_slice(&self.raw[start..start + size]);
                     self.raw.drain(..start + size + 2);
-                    return Ok((size > 0).then_some(body));
+                    return Ok(size > 0);
                 }
             }
             self.fill().await?;
         }
     }
 
-    /// Whatever body bytes have arrived (a stream that is not chunked).
-    pub async fn some(&mut self) -> Result<Vec<u8>> {
+    /// Appends whatever body bytes have arrived to `out` (a stream that is not chunked).
+    pub async fn some(&mut self, out: &mut Vec<u8>) -> Result<()> {
         if self.raw.is_empty() {
             self.fill().await?;
         }
-        Ok(std::mem::take(&mut self.raw))
+        out.append(&mut self.raw);
+        Ok(())
     }
 
     async fn fill(&mut self) -> Result<()> {

@@ -328,7 +328,11 @@ async fn run_in(config: &Config, root: &Path, exe: &Path, target: &Path, work: &
         "Ours writes with the agent token and a unique `Idempotency-Key` per create; PocketBase's rules are all \"\" \
          (anyone). The load generator runs on the same two cores: a minimal HTTP/1.1 client (`bench/src/http1.rs`), \
          one keep-alive connection per concurrent request, all on one thread (as `wrk -t1`); the fan-out's 100 \
-         subscribers read the SSE stream from plain sockets. Total time of this run: {:.0} s.",
+         subscribers read the SSE stream from plain sockets, all on one thread of their own, and match events on \
+         their bytes. The fan-out under load drives creates for a round's duration while the subscribers listen; \
+         its time runs until every subscriber received every created record (a missing event is an error), so \
+         its rate counts a create once all {} saw it. Total time of this run: {:.0} s.",
+        config.subscribers,
         started.elapsed().as_secs_f64()
     ));
     report.machine.push(("load average at end".into(), loadavg()));
@@ -469,11 +473,22 @@ async fn checkpoint(
             });
         }
         say("  realtime fan-out");
-        let fan = fanout_rounds(config, &targets, lists, &keys).await?;
+        let (fan, streamed) = fanout_rounds(config, &targets, lists, &keys).await?;
         if let [ours_s, pb_s] = &fan[..] {
             report.rows.push(Row {
                 label: format!("realtime fan-out: {} subscribers on cards/* see one create", config.subscribers),
                 fanout: true,
+                ours: ours_s.clone(),
+                pb: pb_s.clone(),
+            });
+        }
+        if let [ours_s, pb_s] = &streamed[..] {
+            report.rows.push(Row {
+                label: format!(
+                    "realtime fan-out under load: creates at concurrency {}, each seen by all {} subscribers",
+                    config.concurrency, config.subscribers
+                ),
+                fanout: false,
                 ours: ours_s.clone(),
                 pb: pb_s.clone(),
             });
@@ -512,13 +527,24 @@ async fn measure(config: &Config, targets: &[&Target], make: impl Fn(&Target) ->
 }
 
 /// The fan-out workload: per round and server, connect the subscribers, time
-/// `fanout_reps` creates, disconnect. Errors are counted, not fatal.
-async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &Arc<AtomicU64>) -> Result<Vec<Sample>> {
+/// `fanout_reps` creates one at a time (the latency sample), then drive
+/// creates at the load concurrency for the round's duration and wait until
+/// every subscriber saw every one (the throughput sample: its elapsed time
+/// runs to the last event received, so a create counts once all saw it; a
+/// missing event is an error). Errors are counted, not fatal.
+async fn fanout_rounds(
+    config: &Config,
+    targets: &[&Target],
+    lists: u64,
+    keys: &Arc<AtomicU64>,
+) -> Result<(Vec<Sample>, Vec<Sample>)> {
     // Streams stay open for the whole round: no total timeout on this client;
     // every wait is bounded inside `fanout`.
     let sse =
         reqwest::Client::builder().no_proxy().tcp_nodelay(true).connect_timeout(Duration::from_secs(2)).build()?;
     let mut out = vec![Sample::default(); targets.len()];
+    let mut streamed = vec![Sample::default(); targets.len()];
+    let makers: Vec<MakeRequest> = targets.iter().map(|t| create(t, lists, keys)).collect();
     let mut rng = Rng::new(99);
     for _ in 0..config.rounds {
         for (i, t) in targets.iter().enumerate() {
@@ -546,12 +572,25 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            let before = subs.events();
+            let started_load = Instant::now();
+            let mut load = load::drive(&t.url, &makers[i], config.concurrency, config.duration, 2000).await;
+            let answered = load.latencies.len() as u64;
+            let expected = answered.saturating_sub(load.errors) * config.subscribers as u64;
+            let (seen, last) = subs.drain(before + expected).await;
+            load.elapsed = last.max(started_load + load.elapsed).duration_since(started_load);
+            let missing = (before + expected).saturating_sub(seen);
+            if missing > 0 {
+                load.errors += missing;
+                load.first_error.get_or_insert(format!("{missing} of {expected} realtime events never arrived"));
+            }
+            streamed[i].merge(load);
             subs.close().await;
             out[i].elapsed += started.elapsed();
             say(format!("    {} fan-out round done in {:.1} s", t.url, started.elapsed().as_secs_f64()));
         }
     }
-    Ok(out)
+    Ok((out, streamed))
 }
 
 /// How this run was started, as a command to paste.
