@@ -151,10 +151,10 @@ async fn listen(
             }
         }
         buffer.drain(..consumed);
-        let start = buffer.len();
         stream.next_body(&mut buffer).await?;
-        if memchr::memchr(b'\r', &buffer[start..]).is_some() {
-            // SSE allows CRLF line ends; neither server sends them.
+        // SSE allows CRLF line ends (neither server sends them). The whole
+        // buffer is checked: a pair may straddle two reads.
+        if memchr::memchr(b'\r', &buffer).is_some() {
             buffer = String::from_utf8_lossy(&buffer).replace("\r\n", "\n").into_bytes();
         }
     }
