@@ -147,7 +147,7 @@ impl Conn {
     /// Appends the next chunk of a chunked body to `out`; false after the last one.
     pub async fn chunk(&mut self, out: &mut Vec<u8>) -> Result<bool> {
         loop {
-            if let Some(line) = memchr::memmem::find(&self.raw, b"\r\n") {
+            if let Some(line) = find(&self.raw, b"\r\n") {
                 let size_text = std::str::from_utf8(&self.raw[..line]).unwrap_or("");
                 let size_text = size_text.split(';').next().unwrap_or("").trim();
                 let size = usize::from_str_radix(size_text, 16)
@@ -182,7 +182,7 @@ impl Conn {
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(haystack, needle)
 }
 
 #[cfg(test)]
