@@ -572,6 +572,8 @@ async fn fanout_rounds(
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            // The one-at-a-time creates end here; the load phase has its own sample.
+            out[i].elapsed += started.elapsed();
             let before = subs.events();
             let started_load = Instant::now();
             let mut load = load::drive(&t.url, &makers[i], config.concurrency, config.duration, 2000).await;
@@ -586,7 +588,6 @@ async fn fanout_rounds(
             }
             streamed[i].merge(load);
             subs.close().await;
-            out[i].elapsed += started.elapsed();
             say(format!("    {} fan-out round done in {:.1} s", t.url, started.elapsed().as_secs_f64()));
         }
     }
