@@ -21,7 +21,17 @@ use tokio::sync::{Notify, mpsc};
 struct Tally {
     id: String,
     seen: usize,
+    first: Option<Instant>,
     last: Option<Instant>,
+}
+
+/// When the subscribers saw one timed create, counted from sending it.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrivals {
+    /// The first subscriber.
+    pub first: Duration,
+    /// The last one: the fan-out's sample.
+    pub last: Duration,
 }
 
 struct Shared {
@@ -144,6 +154,9 @@ async fn listen(
             if !wanted.is_empty() && counted != wanted && memchr::memmem::find(frame, &needle).is_some() {
                 counted.clone_from(&wanted);
                 tally.seen += 1;
+                if tally.seen == 1 {
+                    tally.first = Some(at);
+                }
                 if tally.seen == shared.count {
                     tally.last = Some(at);
                     shared.all_seen.notify_one();
@@ -209,9 +222,9 @@ fn parse_frame(frame: &str) -> (String, String) {
 
 impl Subscribers {
     /// Creates one card (through `create`, which must send `id`) and returns
-    /// the time until every subscriber saw it.
-    pub async fn once(&mut self, create: &Request, id: &str) -> Result<Duration> {
-        *self.shared.tally() = Tally { id: id.to_owned(), seen: 0, last: None };
+    /// when the first and the last subscriber saw it.
+    pub async fn once(&mut self, create: &Request, id: &str) -> Result<Arrivals> {
+        *self.shared.tally() = Tally { id: id.to_owned(), seen: 0, first: None, last: None };
         let sent = Instant::now();
         let (status, body) = tokio::time::timeout(STEP_TIMEOUT, self.writes.send(create))
             .await
@@ -223,9 +236,12 @@ impl Subscribers {
         let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
         loop {
             // The guard is dropped before the wait below.
-            let last = self.shared.tally().last;
-            if let Some(last) = last {
-                return Ok(last.duration_since(sent));
+            let (first, last) = {
+                let tally = self.shared.tally();
+                (tally.first, tally.last)
+            };
+            if let (Some(first), Some(last)) = (first, last) {
+                return Ok(Arrivals { first: first.duration_since(sent), last: last.duration_since(sent) });
             }
             tokio::select! {
                 _ = self.shared.all_seen.notified() => {}

@@ -473,7 +473,14 @@ async fn checkpoint(
             });
         }
         say("  realtime fan-out");
-        let (fan, streamed) = fanout_rounds(config, &targets, lists, &keys).await?;
+        let Fanout { once: fan, firsts, spreads, streamed } = fanout_rounds(config, &targets, lists, &keys).await?;
+        if let ([ours_f, pb_f], [ours_s, pb_s]) = (&firsts[..], &spreads[..]) {
+            let median = |v: &[Duration]| load::quantile(v, 0.5);
+            report.fanout_detail = Some(report::FanoutDetail {
+                first: (median(ours_f), median(pb_f)),
+                spread: (median(ours_s), median(pb_s)),
+            });
+        }
         if let [ours_s, pb_s] = &fan[..] {
             report.rows.push(Row {
                 label: format!("realtime fan-out: {} subscribers on cards/* see one create", config.subscribers),
@@ -532,17 +539,14 @@ async fn measure(config: &Config, targets: &[&Target], make: impl Fn(&Target) ->
 /// every subscriber saw every one (the throughput sample: its elapsed time
 /// runs to the last event received, so a create counts once all saw it; a
 /// missing event is an error). Errors are counted, not fatal.
-async fn fanout_rounds(
-    config: &Config,
-    targets: &[&Target],
-    lists: u64,
-    keys: &Arc<AtomicU64>,
-) -> Result<(Vec<Sample>, Vec<Sample>)> {
+async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &Arc<AtomicU64>) -> Result<Fanout> {
     // Streams stay open for the whole round: no total timeout on this client;
     // every wait is bounded inside `fanout`.
     let sse =
         reqwest::Client::builder().no_proxy().tcp_nodelay(true).connect_timeout(Duration::from_secs(2)).build()?;
     let mut out = vec![Sample::default(); targets.len()];
+    let mut firsts = vec![Vec::new(); targets.len()];
+    let mut spreads = vec![Vec::new(); targets.len()];
     let mut streamed = vec![Sample::default(); targets.len()];
     let makers: Vec<MakeRequest> = targets.iter().map(|t| create(t, lists, keys)).collect();
     let mut rng = Rng::new(99);
@@ -564,7 +568,11 @@ async fn fanout_rounds(
                 body.insert("id".into(), Value::String(id.clone()));
                 let create = write_request(t.token.as_deref(), key, &body);
                 match subs.once(&create, &id).await {
-                    Ok(d) => out[i].latencies.push(d),
+                    Ok(seen) => {
+                        out[i].latencies.push(seen.last);
+                        firsts[i].push(seen.first);
+                        spreads[i].push(seen.last.saturating_sub(seen.first));
+                    }
                     Err(e) => {
                         out[i].errors += 1;
                         out[i].first_error.get_or_insert(format!("{e:#}"));
@@ -591,7 +599,19 @@ async fn fanout_rounds(
             say(format!("    {} fan-out round done in {:.1} s", t.url, started.elapsed().as_secs_f64()));
         }
     }
-    Ok((out, streamed))
+    Ok(Fanout { once: out, firsts, spreads, streamed })
+}
+
+/// What `fanout_rounds` measured, per target.
+struct Fanout {
+    /// One create at a time: the time until the last subscriber saw it.
+    once: Vec<Sample>,
+    /// The same creates: until the first subscriber saw each, and from the
+    /// first to the last.
+    firsts: Vec<Vec<Duration>>,
+    spreads: Vec<Vec<Duration>>,
+    /// Creates under load, each counted once every subscriber saw it.
+    streamed: Vec<Sample>,
 }
 
 /// How this run was started, as a command to paste.

@@ -55,6 +55,14 @@ pub struct Growth {
     pub filter: Sample,
 }
 
+/// Where the one-create fan-out's time goes: medians, (ours, PocketBase).
+pub struct FanoutDetail {
+    /// From sending the create to the first subscriber seeing it.
+    pub first: (Duration, Duration),
+    /// From the first subscriber seeing it to the last.
+    pub spread: (Duration, Duration),
+}
+
 #[derive(Default)]
 pub struct Report {
     pub title_note: Option<String>,
@@ -69,6 +77,7 @@ pub struct Report {
     pub raw_sqlite: Option<(f64, f64)>,
     /// Raw SQLite: one durable commit after 20 ms of idle (median).
     pub idle_commit: Option<Duration>,
+    pub fanout_detail: Option<FanoutDetail>,
     pub growth: Vec<Growth>,
     pub notes: Vec<String>,
 }
@@ -203,6 +212,18 @@ impl Report {
                 ms(idle)
             );
         }
+        if let Some(d) = &self.fanout_detail {
+            let _ = writeln!(
+                o,
+                "\nIn the one-create fan-out, the first subscriber saw the create after **{} ms** (ours) and **{} ms** \
+                 (PocketBase), and the other subscribers followed within **{} ms** and **{} ms** (medians: from \
+                 sending the create to the first event, and from the first event to the last).",
+                ms(d.first.0),
+                ms(d.first.1),
+                ms(d.spread.0),
+                ms(d.spread.1)
+            );
+        }
 
         if !self.growth.is_empty() {
             let _ = writeln!(o, "\n## Growth (ours alone)\n");
@@ -297,5 +318,23 @@ mod tests {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(5000), "5,000");
         assert_eq!(thousands(1_000_000), "1,000,000");
+    }
+
+    #[test]
+    fn the_fanout_detail_names_both_servers_medians() {
+        let report = Report {
+            fanout_detail: Some(FanoutDetail {
+                first: (Duration::from_micros(1_450), Duration::from_micros(1_800)),
+                spread: (Duration::from_micros(1_500), Duration::from_micros(6_250)),
+            }),
+            ..Report::default()
+        };
+        let text = report.render();
+        assert!(
+            text.contains("the first subscriber saw the create after **1.45 ms** (ours) and **1.80 ms** (PocketBase)"),
+            "{text}"
+        );
+        assert!(text.contains("followed within **1.50 ms** and **6.25 ms**"), "{text}");
+        assert!(!Report::default().render().contains("first subscriber"));
     }
 }
