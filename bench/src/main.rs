@@ -473,12 +473,16 @@ async fn checkpoint(
             });
         }
         say("  realtime fan-out");
-        let Fanout { once: fan, firsts, spreads, streamed } = fanout_rounds(config, &targets, lists, &keys).await?;
-        if let ([ours_f, pb_f], [ours_s, pb_s]) = (&firsts[..], &spreads[..]) {
-            let median = |v: &[Duration]| load::quantile(v, 0.5);
+        let Fanout { once: fan, firsts, streamed } = fanout_rounds(config, &targets, lists, &keys).await?;
+        if let ([ours_s, pb_s], [ours_f, pb_f]) = (&fan[..], &firsts[..]) {
+            // Each first arrival sits at the same index as its create's last one.
+            let spread = |s: &Sample, f: &[Duration]| {
+                let gaps: Vec<Duration> = s.latencies.iter().zip(f).map(|(l, f)| l.saturating_sub(*f)).collect();
+                load::quantile(&gaps, 0.5)
+            };
             report.fanout_detail = Some(report::FanoutDetail {
-                first: (median(ours_f), median(pb_f)),
-                spread: (median(ours_s), median(pb_s)),
+                first: (load::quantile(ours_f, 0.5), load::quantile(pb_f, 0.5)),
+                spread: (spread(ours_s, ours_f), spread(pb_s, pb_f)),
             });
         }
         if let [ours_s, pb_s] = &fan[..] {
@@ -546,7 +550,6 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
         reqwest::Client::builder().no_proxy().tcp_nodelay(true).connect_timeout(Duration::from_secs(2)).build()?;
     let mut out = vec![Sample::default(); targets.len()];
     let mut firsts = vec![Vec::new(); targets.len()];
-    let mut spreads = vec![Vec::new(); targets.len()];
     let mut streamed = vec![Sample::default(); targets.len()];
     let makers: Vec<MakeRequest> = targets.iter().map(|t| create(t, lists, keys)).collect();
     let mut rng = Rng::new(99);
@@ -571,7 +574,6 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                     Ok(seen) => {
                         out[i].latencies.push(seen.last);
                         firsts[i].push(seen.first);
-                        spreads[i].push(seen.last.saturating_sub(seen.first));
                     }
                     Err(e) => {
                         out[i].errors += 1;
@@ -599,17 +601,15 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
             say(format!("    {} fan-out round done in {:.1} s", t.url, started.elapsed().as_secs_f64()));
         }
     }
-    Ok(Fanout { once: out, firsts, spreads, streamed })
+    Ok(Fanout { once: out, firsts, streamed })
 }
 
 /// What `fanout_rounds` measured, per target.
 struct Fanout {
     /// One create at a time: the time until the last subscriber saw it.
     once: Vec<Sample>,
-    /// The same creates: until the first subscriber saw each, and from the
-    /// first to the last.
+    /// The same creates, in the same order: until the first subscriber saw each.
     firsts: Vec<Vec<Duration>>,
-    spreads: Vec<Vec<Duration>>,
     /// Creates under load, each counted once every subscriber saw it.
     streamed: Vec<Sample>,
 }
