@@ -148,7 +148,8 @@ impl Conn {
     pub async fn chunk(&mut self, out: &mut Vec<u8>) -> Result<bool> {
         loop {
             if let Some(line) = find(&self.raw, b"\r\n") {
-                let size_text = std::str::from_utf8(&self.raw[..line]).unwrap_or("");
+                let size_text =
+                    std::str::from_utf8(&self.raw[..line]).context("a chunk size line that is not UTF-8")?;
                 let size_text = size_text.split(';').next().unwrap_or("").trim();
                 let size = usize::from_str_radix(size_text, 16)
                     .with_context(|| format!("a bad chunk size line: {size_text:?}"))?;
