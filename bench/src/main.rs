@@ -69,7 +69,8 @@ struct Cli {
     /// Realtime subscribers of the fan-out workload.
     #[arg(long, default_value_t = 100)]
     subscribers: usize,
-    /// Timed creates per round and server in the fan-out workload. Default 20.
+    /// Timed creates per round and server in the fan-out workload (and as many
+    /// again seen by a single subscriber, the reference). Default 20.
     #[arg(long)]
     fanout_reps: Option<usize>,
     /// Where to write the markdown report (default: docs/PERFORMANCE.md, not in --smoke).
@@ -473,8 +474,8 @@ async fn checkpoint(
             });
         }
         say("  realtime fan-out");
-        let Fanout { once: fan, firsts, streamed } = fanout_rounds(config, &targets, lists, &keys).await?;
-        if let ([ours_s, pb_s], [ours_f, pb_f]) = (&fan[..], &firsts[..]) {
+        let Fanout { once: fan, firsts, alone, streamed } = fanout_rounds(config, &targets, lists, &keys).await?;
+        if let ([ours_s, pb_s], [ours_f, pb_f], [ours_a, pb_a]) = (&fan[..], &firsts[..], &alone[..]) {
             // Each first arrival sits at the same index as its create's last one.
             let spread = |s: &Sample, f: &[Duration]| {
                 let gaps: Vec<Duration> = s.latencies.iter().zip(f).map(|(l, f)| l.saturating_sub(*f)).collect();
@@ -483,6 +484,8 @@ async fn checkpoint(
             report.fanout_detail = Some(report::FanoutDetail {
                 first: (load::quantile(ours_f, 0.5), load::quantile(pb_f, 0.5)),
                 spread: (spread(ours_s, ours_f), spread(pb_s, pb_f)),
+                alone: (load::quantile(ours_a, 0.5), load::quantile(pb_a, 0.5)),
+                pb_total: pb_s.quantile(0.5),
             });
         }
         if let [ours_s, pb_s] = &fan[..] {
@@ -553,8 +556,31 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
     let mut streamed = vec![Sample::default(); targets.len()];
     let makers: Vec<MakeRequest> = targets.iter().map(|t| create(t, lists, keys)).collect();
     let mut rng = Rng::new(99);
+    let mut alone = vec![Vec::new(); targets.len()];
     for _ in 0..config.rounds {
         for (i, t) in targets.iter().enumerate() {
+            // The floor of the timed creates below: the same kind of create
+            // seen by one subscriber. Its failures count as the workload's.
+            match fanout::subscribe(&sse, &t.url, 1).await {
+                Ok(mut one) => {
+                    for _ in 0..config.fanout_reps {
+                        let (create, id) = timed_create(t, lists, keys, &mut rng);
+                        match one.once(&create, &id).await {
+                            Ok(seen) => alone[i].push(seen.last),
+                            Err(e) => {
+                                out[i].errors += 1;
+                                out[i].first_error.get_or_insert(format!("one subscriber: {e:#}"));
+                            }
+                        }
+                        tokio::time::sleep(FANOUT_SPACING).await;
+                    }
+                    one.close().await;
+                }
+                Err(e) => {
+                    out[i].errors += 1;
+                    out[i].first_error.get_or_insert(format!("one subscriber: {e:#}"));
+                }
+            }
             let started = Instant::now();
             let mut subs = match fanout::subscribe(&sse, &t.url, config.subscribers).await {
                 Ok(s) => s,
@@ -565,11 +591,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                 }
             };
             for _ in 0..config.fanout_reps {
-                let id = fanout::card_id(&mut rng);
-                let key = keys.fetch_add(1, Ordering::Relaxed);
-                let mut body = dataset::new_card(key, rng.below(lists));
-                body.insert("id".into(), Value::String(id.clone()));
-                let create = write_request(t.token.as_deref(), key, &body);
+                let (create, id) = timed_create(t, lists, keys, &mut rng);
                 match subs.once(&create, &id).await {
                     Ok(seen) => {
                         out[i].latencies.push(seen.last);
@@ -580,7 +602,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                         out[i].first_error.get_or_insert(format!("{e:#}"));
                     }
                 }
-                tokio::time::sleep(Duration::from_millis(20)).await;
+                tokio::time::sleep(FANOUT_SPACING).await;
             }
             // The one-at-a-time creates end here; the load phase has its own sample.
             out[i].elapsed += started.elapsed();
@@ -601,7 +623,20 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
             say(format!("    {} fan-out round done in {:.1} s", t.url, started.elapsed().as_secs_f64()));
         }
     }
-    Ok(Fanout { once: out, firsts, streamed })
+    Ok(Fanout { once: out, firsts, alone, streamed })
+}
+
+/// The pause between two timed one-at-a-time creates.
+const FANOUT_SPACING: Duration = Duration::from_millis(20);
+
+/// One create of a fan-out's timed sample, with its id chosen by the client
+/// so the subscribers can recognise its event.
+fn timed_create(t: &Target, lists: u64, keys: &AtomicU64, rng: &mut Rng) -> (http1::Request, String) {
+    let id = fanout::card_id(rng);
+    let key = keys.fetch_add(1, Ordering::Relaxed);
+    let mut body = dataset::new_card(key, rng.below(lists));
+    body.insert("id".into(), Value::String(id.clone()));
+    (write_request(t.token.as_deref(), key, &body), id)
 }
 
 /// What `fanout_rounds` measured, per target.
@@ -610,6 +645,8 @@ struct Fanout {
     once: Vec<Sample>,
     /// The same creates, in the same order: until the first subscriber saw each.
     firsts: Vec<Vec<Duration>>,
+    /// As many creates again, each seen by a single subscriber.
+    alone: Vec<Vec<Duration>>,
     /// Creates under load, each counted once every subscriber saw it.
     streamed: Vec<Sample>,
 }

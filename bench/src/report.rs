@@ -61,6 +61,11 @@ pub struct FanoutDetail {
     pub first: (Duration, Duration),
     /// From the first subscriber seeing it to the last.
     pub spread: (Duration, Duration),
+    /// The same kind of create with a single subscriber: the floor of the
+    /// path without the fan-out.
+    pub alone: (Duration, Duration),
+    /// PocketBase's p50 until all subscribers saw the create.
+    pub pb_total: Duration,
 }
 
 #[derive(Default)]
@@ -223,6 +228,15 @@ impl Report {
                 ms(d.spread.0),
                 ms(d.spread.1)
             );
+            let _ = writeln!(
+                o,
+                "\nWith a single subscriber, the same kind of create reached it after **{} ms** (ours) and **{} ms** \
+                 (PocketBase). For the fan-out row to reach {TARGET_RATIO}×, every subscriber would have to see \
+                 ours within **{} ms** (PocketBase's p50 divided by {TARGET_RATIO}).",
+                ms(d.alone.0),
+                ms(d.alone.1),
+                ms(d.pb_total.div_f64(TARGET_RATIO))
+            );
         }
 
         if !self.growth.is_empty() {
@@ -326,6 +340,8 @@ mod tests {
             fanout_detail: Some(FanoutDetail {
                 first: (Duration::from_micros(1_450), Duration::from_micros(1_800)),
                 spread: (Duration::from_micros(1_500), Duration::from_micros(6_250)),
+                alone: (Duration::from_micros(1_660), Duration::from_micros(1_720)),
+                pb_total: Duration::from_micros(4_410),
             }),
             ..Report::default()
         };
@@ -335,6 +351,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("followed within **1.50 ms** and **6.25 ms**"), "{text}");
+        assert!(text.contains("reached it after **1.66 ms** (ours) and **1.72 ms** (PocketBase)"), "{text}");
+        assert!(text.contains("see ours within **1.47 ms** (PocketBase's p50 divided by 3)"), "{text}");
         assert!(!Report::default().render().contains("first subscriber"));
     }
 }
