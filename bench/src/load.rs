@@ -42,7 +42,8 @@ impl Sample {
         quantile(&self.latencies, q)
     }
 
-    fn fail(&mut self, message: String) {
+    /// Counts one failed request, keeping the first message.
+    pub fn fail(&mut self, message: String) {
         self.errors += 1;
         self.first_error.get_or_insert(message);
     }

@@ -568,8 +568,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                         match one.once(&create, &id).await {
                             Ok(seen) => alone[i].push(seen.last),
                             Err(e) => {
-                                out[i].errors += 1;
-                                out[i].first_error.get_or_insert(format!("one subscriber: {e:#}"));
+                                out[i].fail(format!("one subscriber: {e:#}"));
                             }
                         }
                         tokio::time::sleep(FANOUT_SPACING).await;
@@ -577,16 +576,14 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                     one.close().await;
                 }
                 Err(e) => {
-                    out[i].errors += 1;
-                    out[i].first_error.get_or_insert(format!("one subscriber: {e:#}"));
+                    out[i].fail(format!("one subscriber: {e:#}"));
                 }
             }
             let started = Instant::now();
             let mut subs = match fanout::subscribe(&sse, &t.url, config.subscribers).await {
                 Ok(s) => s,
                 Err(e) => {
-                    out[i].errors += 1;
-                    out[i].first_error.get_or_insert(format!("{e:#}"));
+                    out[i].fail(format!("{e:#}"));
                     continue;
                 }
             };
@@ -598,8 +595,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                         firsts[i].push(seen.first);
                     }
                     Err(e) => {
-                        out[i].errors += 1;
-                        out[i].first_error.get_or_insert(format!("{e:#}"));
+                        out[i].fail(format!("{e:#}"));
                     }
                 }
                 tokio::time::sleep(FANOUT_SPACING).await;
