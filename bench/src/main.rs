@@ -485,7 +485,6 @@ async fn checkpoint(
                 first: (load::quantile(ours_f, 0.5), load::quantile(pb_f, 0.5)),
                 spread: (spread(ours_s, ours_f), spread(pb_s, pb_f)),
                 alone: (load::quantile(ours_a, 0.5), load::quantile(pb_a, 0.5)),
-                pb_total: pb_s.quantile(0.5),
             });
         }
         if let [ours_s, pb_s] = &fan[..] {
