@@ -12,15 +12,16 @@ use std::time::{Duration, Instant};
 pub struct Baseline {
     /// Single-row commits per second, back to back.
     pub rate: f64,
-    /// The median time of one single-row commit made after 20 ms of idle,
+    /// The median time of one single-row commit made after [`IDLE_GAP`] of idle,
     /// the spacing of the fan-out workload's creates: the durable commit
     /// inside every fan-out sample of ours.
     pub idle_commit: Duration,
 }
 
 /// Commits after idle, for [`Baseline::idle_commit`].
-const IDLE_COMMITS: u64 = 40;
-const IDLE_GAP: Duration = Duration::from_millis(20);
+pub const IDLE_COMMITS: u64 = 40;
+/// The fan-out's spacing, so the idle commit is the one each fan-out sample pays.
+const IDLE_GAP: Duration = crate::fanout::SPACING;
 
 /// Inserts rows one commit at a time for `duration`, then [`IDLE_COMMITS`]
 /// more each after [`IDLE_GAP`] of idle.

@@ -16,6 +16,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc};
 
+/// The pause between two timed one-at-a-time creates (and between the raw
+/// SQLite idle commits it is compared with, in `baseline`).
+pub const SPACING: Duration = Duration::from_millis(20);
+
 /// The create being timed and who has seen it so far.
 #[derive(Default)]
 struct Tally {

@@ -570,7 +570,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                                 out[i].fail(format!("one subscriber: {e:#}"));
                             }
                         }
-                        tokio::time::sleep(FANOUT_SPACING).await;
+                        tokio::time::sleep(fanout::SPACING).await;
                     }
                     one.close().await;
                 }
@@ -597,7 +597,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                         out[i].fail(format!("{e:#}"));
                     }
                 }
-                tokio::time::sleep(FANOUT_SPACING).await;
+                tokio::time::sleep(fanout::SPACING).await;
             }
             // The one-at-a-time creates end here; the load phase has its own sample.
             out[i].elapsed += started.elapsed();
@@ -620,9 +620,6 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
     }
     Ok(Fanout { once: out, firsts, alone, streamed })
 }
-
-/// The pause between two timed one-at-a-time creates.
-const FANOUT_SPACING: Duration = Duration::from_millis(20);
 
 /// One create of a fan-out's timed sample, with its id chosen by the client
 /// so the subscribers can recognise its event.

@@ -78,7 +78,7 @@ pub struct Report {
     pub pb: ServerFacts,
     /// Raw SQLite single-row commits per second, and our create rate.
     pub raw_sqlite: Option<(f64, f64)>,
-    /// Raw SQLite: one durable commit after 20 ms of idle (median).
+    /// Raw SQLite: one durable commit after the fan-out's spacing of idle (median).
     pub idle_commit: Option<Duration>,
     pub fanout_detail: Option<FanoutDetail>,
     pub growth: Vec<Growth>,
@@ -209,10 +209,12 @@ impl Report {
         if let Some(idle) = self.idle_commit {
             let _ = writeln!(
                 o,
-                "\nOne raw single-row commit after 20 ms of idle (the fan-out workload's spacing) takes **{} ms** \
-                 (median of 40). Each fan-out sample of ours contains such a durable commit before the first event \
+                "\nOne raw single-row commit after {} ms of idle (the fan-out workload's spacing) takes **{} ms** \
+                 (median of {}). Each fan-out sample of ours contains such a durable commit before the first event \
                  can leave; PocketBase opens SQLite with `synchronous = NORMAL` and does not sync its WAL per commit.",
-                ms(idle)
+                crate::fanout::SPACING.as_millis(),
+                ms(idle),
+                crate::baseline::IDLE_COMMITS
             );
         }
         if let Some(d) = &self.fanout_detail {
