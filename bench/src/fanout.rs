@@ -177,7 +177,7 @@ async fn listen(
     }
 }
 
-/// `GET /api/realtime` on a plain socket ([`http1`]): a hundred of these
+/// `GET /api/realtime` on a plain socket ([`crate::http1`]): a hundred of these
 /// share the machine with the server under test, so each does one `read` per
 /// arrival and no more.
 struct EventStream {

@@ -1,5 +1,5 @@
 //! The load generator: a fixed number of concurrent workers, each sending one
-//! request at a time over its own keep-alive connection ([`http1`]) for a
+//! request at a time over its own keep-alive connection ([`crate::http1`]) for a
 //! fixed duration, and recording each request's latency (send to last body
 //! byte).
 
