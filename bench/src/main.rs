@@ -70,7 +70,8 @@ struct Cli {
     #[arg(long, default_value_t = 100)]
     subscribers: usize,
     /// Timed creates per round and server in the fan-out workload (and as many
-    /// again seen by a single subscriber, the reference). Default 20.
+    /// again seen by a single subscriber, the reference, and as many with no
+    /// pause between them). Default 20.
     #[arg(long)]
     fanout_reps: Option<usize>,
     /// Where to write the markdown report (default: docs/PERFORMANCE.md, not in --smoke).
@@ -474,8 +475,11 @@ async fn checkpoint(
             });
         }
         say("  realtime fan-out");
-        let Fanout { once: fan, firsts, alone, streamed } = fanout_rounds(config, &targets, lists, &keys).await?;
-        if let ([ours_s, pb_s], [ours_f, pb_f], [ours_a, pb_a]) = (&fan[..], &firsts[..], &alone[..]) {
+        let Fanout { once: fan, firsts, alone, back_to_back, streamed } =
+            fanout_rounds(config, &targets, lists, &keys).await?;
+        if let ([ours_s, pb_s], [ours_f, pb_f], [ours_a, pb_a], [ours_b, pb_b]) =
+            (&fan[..], &firsts[..], &alone[..], &back_to_back[..])
+        {
             // Each first arrival sits at the same index as its create's last one.
             let spread = |s: &Sample, f: &[Duration]| {
                 let gaps: Vec<Duration> = s.latencies.iter().zip(f).map(|(l, f)| l.saturating_sub(*f)).collect();
@@ -485,6 +489,7 @@ async fn checkpoint(
                 first: (load::quantile(ours_f, 0.5), load::quantile(pb_f, 0.5)),
                 spread: (spread(ours_s, ours_f), spread(pb_s, pb_f)),
                 alone: (load::quantile(ours_a, 0.5), load::quantile(pb_a, 0.5)),
+                back_to_back: (load::quantile(ours_b, 0.5), load::quantile(pb_b, 0.5)),
             });
         }
         if let [ours_s, pb_s] = &fan[..] {
@@ -556,6 +561,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
     let makers: Vec<MakeRequest> = targets.iter().map(|t| create(t, lists, keys)).collect();
     let mut rng = Rng::new(99);
     let mut alone = vec![Vec::new(); targets.len()];
+    let mut back_to_back = vec![Vec::new(); targets.len()];
     for _ in 0..config.rounds {
         for (i, t) in targets.iter().enumerate() {
             // The floor of the timed creates below: the same kind of create
@@ -601,6 +607,18 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
             }
             // The one-at-a-time creates end here; the load phase has its own sample.
             out[i].elapsed += started.elapsed();
+            // The same creates with no pause between them: no core idles, so
+            // the difference from the spaced sample is what waking from idle
+            // costs on this machine. Its failures count as the workload's.
+            for _ in 0..config.fanout_reps {
+                let (create, id) = timed_create(t, lists, keys, &mut rng);
+                match subs.once(&create, &id).await {
+                    Ok(seen) => back_to_back[i].push(seen.last),
+                    Err(e) => {
+                        out[i].fail(format!("back to back: {e:#}"));
+                    }
+                }
+            }
             let before = subs.events();
             let started_load = Instant::now();
             let mut load = load::drive(&t.url, &makers[i], config.concurrency, config.duration, 2000).await;
@@ -618,7 +636,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
             say(format!("    {} fan-out round done in {:.1} s", t.url, started.elapsed().as_secs_f64()));
         }
     }
-    Ok(Fanout { once: out, firsts, alone, streamed })
+    Ok(Fanout { once: out, firsts, alone, back_to_back, streamed })
 }
 
 /// One create of a fan-out's timed sample, with its id chosen by the client
@@ -639,6 +657,8 @@ struct Fanout {
     firsts: Vec<Vec<Duration>>,
     /// As many creates again, each seen by a single subscriber.
     alone: Vec<Vec<Duration>>,
+    /// As many creates again to all subscribers, with no pause between them.
+    back_to_back: Vec<Vec<Duration>>,
     /// Creates under load, each counted once every subscriber saw it.
     streamed: Vec<Sample>,
 }
