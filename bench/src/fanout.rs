@@ -258,6 +258,11 @@ impl Subscribers {
         }
     }
 
+    /// How many subscribers listen.
+    pub fn count(&self) -> usize {
+        self.shared.count
+    }
+
     /// Events received by all subscribers together so far.
     pub fn events(&self) -> u64 {
         self.shared.events.load(Ordering::Relaxed)

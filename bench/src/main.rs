@@ -562,22 +562,16 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
     let mut rng = Rng::new(99);
     let mut alone = vec![Vec::new(); targets.len()];
     let mut back_to_back = vec![Vec::new(); targets.len()];
+    let reps = config.fanout_reps;
     for _ in 0..config.rounds {
         for (i, t) in targets.iter().enumerate() {
+            let creates = TimedCreate { target: t, lists, keys };
             // The floor of the timed creates below: the same kind of create
             // seen by one subscriber. Its failures count as the workload's.
             match fanout::subscribe(&sse, &t.url, 1).await {
                 Ok(mut one) => {
-                    for _ in 0..config.fanout_reps {
-                        let (create, id) = timed_create(t, lists, keys, &mut rng);
-                        match one.once(&create, &id).await {
-                            Ok(seen) => alone[i].push(seen.last),
-                            Err(e) => {
-                                out[i].fail(format!("one subscriber: {e:#}"));
-                            }
-                        }
-                        tokio::time::sleep(fanout::SPACING).await;
-                    }
+                    let seen = timed_creates(&mut one, &creates, &mut rng, reps, fanout::SPACING, &mut out[i]).await;
+                    alone[i].extend(seen.iter().map(|a| a.last));
                     one.close().await;
                 }
                 Err(e) => {
@@ -592,33 +586,17 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
                     continue;
                 }
             };
-            for _ in 0..config.fanout_reps {
-                let (create, id) = timed_create(t, lists, keys, &mut rng);
-                match subs.once(&create, &id).await {
-                    Ok(seen) => {
-                        out[i].latencies.push(seen.last);
-                        firsts[i].push(seen.first);
-                    }
-                    Err(e) => {
-                        out[i].fail(format!("{e:#}"));
-                    }
-                }
-                tokio::time::sleep(fanout::SPACING).await;
+            for seen in timed_creates(&mut subs, &creates, &mut rng, reps, fanout::SPACING, &mut out[i]).await {
+                out[i].latencies.push(seen.last);
+                firsts[i].push(seen.first);
             }
             // The one-at-a-time creates end here; the load phase has its own sample.
             out[i].elapsed += started.elapsed();
             // The same creates with no pause between them: no core idles, so
             // the difference from the spaced sample is what waking from idle
-            // costs on this machine. Its failures count as the workload's.
-            for _ in 0..config.fanout_reps {
-                let (create, id) = timed_create(t, lists, keys, &mut rng);
-                match subs.once(&create, &id).await {
-                    Ok(seen) => back_to_back[i].push(seen.last),
-                    Err(e) => {
-                        out[i].fail(format!("back to back: {e:#}"));
-                    }
-                }
-            }
+            // costs on this machine.
+            let seen = timed_creates(&mut subs, &creates, &mut rng, reps, Duration::ZERO, &mut out[i]).await;
+            back_to_back[i].extend(seen.iter().map(|a| a.last));
             let before = subs.events();
             let started_load = Instant::now();
             let mut load = load::drive(&t.url, &makers[i], config.concurrency, config.duration, 2000).await;
@@ -639,14 +617,48 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
     Ok(Fanout { once: out, firsts, alone, back_to_back, streamed })
 }
 
-/// One create of a fan-out's timed sample, with its id chosen by the client
-/// so the subscribers can recognise its event.
-fn timed_create(t: &Target, lists: u64, keys: &AtomicU64, rng: &mut Rng) -> (http1::Request, String) {
-    let id = fanout::card_id(rng);
-    let key = keys.fetch_add(1, Ordering::Relaxed);
-    let mut body = dataset::new_card(key, rng.below(lists));
-    body.insert("id".into(), Value::String(id.clone()));
-    (write_request(t.token.as_deref(), key, &body), id)
+/// `reps` timed creates seen by `subs`, one at a time with `pause` after
+/// each; returns the arrivals of those that every subscriber saw. A failure
+/// counts as an error of `errors`, the fan-out's sample.
+async fn timed_creates(
+    subs: &mut fanout::Subscribers,
+    creates: &TimedCreate<'_>,
+    rng: &mut Rng,
+    reps: usize,
+    pause: Duration,
+    errors: &mut Sample,
+) -> Vec<fanout::Arrivals> {
+    let mut seen = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let (create, id) = creates.next(rng);
+        match subs.once(&create, &id).await {
+            Ok(arrivals) => seen.push(arrivals),
+            Err(e) => errors.fail(format!("{} subscriber(s): {e:#}", subs.count())),
+        }
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+    }
+    seen
+}
+
+/// The creates of a fan-out's timed samples on one target.
+struct TimedCreate<'a> {
+    target: &'a Target,
+    lists: u64,
+    keys: &'a AtomicU64,
+}
+
+impl TimedCreate<'_> {
+    /// The next create, with its id chosen by the client so the subscribers
+    /// can recognise its event.
+    fn next(&self, rng: &mut Rng) -> (http1::Request, String) {
+        let id = fanout::card_id(rng);
+        let key = self.keys.fetch_add(1, Ordering::Relaxed);
+        let mut body = dataset::new_card(key, rng.below(self.lists));
+        body.insert("id".into(), Value::String(id.clone()));
+        (write_request(self.target.token.as_deref(), key, &body), id)
+    }
 }
 
 /// What `fanout_rounds` measured, per target.
