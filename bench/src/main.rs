@@ -605,11 +605,11 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
             // The same creates with no pause between them, a sample of its
             // own: no core idles, so the difference from the spaced sample is
             // what waking from idle costs on this machine.
-            let started = Instant::now();
+            let started_b2b = Instant::now();
             let b2b = &mut back_to_back[i];
             let seen = timed_creates(&mut subs, &creates, &mut rng, reps, Duration::ZERO, b2b).await;
             b2b.latencies.extend(seen.iter().map(|a| a.last));
-            b2b.elapsed += started.elapsed();
+            b2b.elapsed += started_b2b.elapsed();
             let before = subs.events();
             let started_load = Instant::now();
             let mut load = load::drive(&t.url, &makers[i], config.concurrency, config.duration, 2000).await;
