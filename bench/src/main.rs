@@ -632,7 +632,7 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
 
 /// `reps` timed creates seen by `subs`, one at a time with `pause` after
 /// each; returns the arrivals of those that every subscriber saw. A failure
-/// counts as an error of `errors`, the fan-out's sample.
+/// counts as an error in `errors` (the sample of the row it belongs to).
 async fn timed_creates(
     subs: &mut fanout::Subscribers,
     creates: &TimedCreate<'_>,
