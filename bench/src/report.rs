@@ -353,12 +353,21 @@ mod tests {
                 spread: (Duration::from_micros(1_500), Duration::from_micros(6_250)),
                 alone: (Duration::from_micros(1_660), Duration::from_micros(1_720)),
             }),
-            rows: vec![Row {
-                label: "fan-out".into(),
-                fanout: true,
-                ours: Sample { latencies: vec![Duration::from_micros(2_300)], ..Sample::default() },
-                pb: Sample { latencies: vec![Duration::from_micros(4_410)], ..Sample::default() },
-            }],
+            // As `main` pushes them: the spaced row, then the no-pause one.
+            rows: vec![
+                Row {
+                    label: "fan-out, 20 ms apart".into(),
+                    fanout: true,
+                    ours: Sample { latencies: vec![Duration::from_micros(2_300)], ..Sample::default() },
+                    pb: Sample { latencies: vec![Duration::from_micros(4_410)], ..Sample::default() },
+                },
+                Row {
+                    label: "fan-out, no pause".into(),
+                    fanout: true,
+                    ours: Sample { latencies: vec![Duration::from_micros(1_200)], ..Sample::default() },
+                    pb: Sample { latencies: vec![Duration::from_micros(3_900)], ..Sample::default() },
+                },
+            ],
             ..Report::default()
         };
         let text = report.render();
@@ -368,7 +377,9 @@ mod tests {
         );
         assert!(text.contains("followed within **1.50 ms** and **6.25 ms**"), "{text}");
         assert!(text.contains("reached it after **1.66 ms** (ours) and **1.72 ms** (PocketBase)"), "{text}");
+        // The allowance comes from the spaced row (4.41 / 3), not the no-pause one (3.90 / 3).
         assert!(text.contains("see ours within **1.47 ms** (PocketBase's p50 divided by 3)"), "{text}");
+        assert!(!text.contains("**1.30 ms**"), "{text}");
         assert!(!Report::default().render().contains("first subscriber"));
         // Without the fan-out row there is no p50 to divide.
         let alone = Report { rows: Vec::new(), ..report };
