@@ -7,7 +7,7 @@
 //! tiny sizes in seconds and exits non-zero unless both servers started and
 //! every workload answered without an error (the test suite runs it).
 //!
-//! Both servers are child processes on loopback (ports 18690-18699), so each
+//! Both servers (and the fan-out's floor, `floor`) are child processes on loopback (ports 18690-18699), so each
 //! one's memory is its own; the children are stopped on every exit path.
 //! The benchmark reads and writes our app only through `a2app_core` and HTTP,
 //! never behind the store's back.
@@ -15,6 +15,7 @@
 mod baseline;
 mod dataset;
 mod fanout;
+mod floor;
 mod http1;
 mod load;
 mod ours;
@@ -71,7 +72,8 @@ struct Cli {
     subscribers: usize,
     /// Timed creates per round and server in the fan-out workload (and as many
     /// again seen by a single subscriber, the reference, and as many with no
-    /// pause between them). Default 20.
+    /// pause between them; the floor gets the spaced and the no-pause sets).
+    /// Default 20.
     #[arg(long)]
     fanout_reps: Option<usize>,
     /// Where to write the markdown report (default: docs/PERFORMANCE.md, not in --smoke).
@@ -96,6 +98,9 @@ enum Internal {
     /// Seed an app from FROM to TO cards through `a2app_core`.
     #[command(hide = true)]
     Seed { dir: PathBuf, from: u64, to: u64 },
+    /// The fan-out's floor: a minimal broadcaster (see `floor`); stops on EOF on stdin.
+    #[command(hide = true)]
+    Floor { addr: String },
 }
 
 /// Resolved settings of a run.
@@ -109,7 +114,8 @@ struct Config {
     concurrency: usize,
     subscribers: usize,
     fanout_reps: usize,
-    ports: (u16, u16),
+    /// Ours, PocketBase, the fan-out floor.
+    ports: (u16, u16, u16),
     out: Option<PathBuf>,
     note: Option<String>,
     keep: bool,
@@ -146,7 +152,7 @@ impl Config {
             subscribers: cli.subscribers,
             fanout_reps,
             // The smoke run has its own ports, so it never meets a full run.
-            ports: if smoke { (18692, 18693) } else { (18690, 18691) },
+            ports: if smoke { (18692, 18693, 18695) } else { (18690, 18691, 18694) },
             out,
             note: cli.note,
             keep: cli.keep,
@@ -159,6 +165,7 @@ fn main() -> ExitCode {
     let internal = match &cli.internal {
         Some(Internal::Serve { dir, addr }) => Some(ours::serve(dir, addr)),
         Some(Internal::Seed { dir, from, to }) => Some(ours::seed(dir, *from, *to)),
+        Some(Internal::Floor { addr }) => Some(floor::serve(addr)),
         None => None,
     };
     if let Some(result) = internal {
@@ -475,8 +482,13 @@ async fn checkpoint(
             });
         }
         say("  realtime fan-out");
-        let Fanout { once: fan, firsts, alone, back_to_back, streamed } =
-            fanout_rounds(config, &targets, lists, &keys).await?;
+        let (mut floor_child, floor_url) =
+            floor::start(client, &peers.exe, config.ports.2, &work.join("floor.log")).await?;
+        let floor_t = Target { url: floor_url, token: None };
+        let fanout = fanout_rounds(config, &targets, &floor_t, lists, &keys).await;
+        tokio::task::block_in_place(|| floor_child.stop(Duration::from_secs(10)));
+        let Fanout { once: fan, firsts, alone, back_to_back, streamed, floor_spaced, floor_back_to_back } = fanout?;
+        report.fanout_floor = Some(report::FanoutFloor { spaced: floor_spaced, back_to_back: floor_back_to_back });
         if let ([ours_s, pb_s], [ours_f, pb_f], [ours_a, pb_a]) = (&fan[..], &firsts[..], &alone[..]) {
             // Each first arrival sits at the same index as its create's last one.
             let spread = |s: &Sample, f: &[Duration]| {
@@ -560,7 +572,13 @@ async fn measure(config: &Config, targets: &[&Target], make: impl Fn(&Target) ->
 /// every subscriber saw every one (the throughput sample: its elapsed time
 /// runs to the last event received, so a create counts once all saw it; a
 /// missing event is an error). Errors are counted, not fatal.
-async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &Arc<AtomicU64>) -> Result<Fanout> {
+async fn fanout_rounds(
+    config: &Config,
+    targets: &[&Target],
+    floor: &Target,
+    lists: u64,
+    keys: &Arc<AtomicU64>,
+) -> Result<Fanout> {
     // Streams stay open for the whole round: no total timeout on this client;
     // every wait is bounded inside `fanout`.
     let sse =
@@ -572,12 +590,13 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
     let mut rng = Rng::new(99);
     let mut alone = vec![Vec::new(); targets.len()];
     let mut back_to_back = vec![Sample::default(); targets.len()];
+    let (mut floor_spaced, mut floor_back_to_back) = (Sample::default(), Sample::default());
     let reps = config.fanout_reps;
     for _ in 0..config.rounds {
         for (i, t) in targets.iter().enumerate() {
             let creates = TimedCreate { target: t, lists, keys };
-            // The floor of the timed creates below: the same kind of create
-            // seen by one subscriber. Its failures count as the workload's.
+            // The reference of the timed creates below: the same kind of
+            // create seen by one subscriber. Its failures count as the workload's.
             match fanout::subscribe(&sse, &t.url, 1).await {
                 Ok(mut one) => {
                     let seen = timed_creates(&mut one, &creates, &mut rng, reps, fanout::SPACING, &mut out[i]).await;
@@ -626,8 +645,23 @@ async fn fanout_rounds(config: &Config, targets: &[&Target], lists: u64, keys: &
             subs.close().await;
             say(format!("    {} fan-out round done in {:.1} s", t.url, started.elapsed().as_secs_f64()));
         }
+        // The floor: the same subscribers and creates, spaced and back to back.
+        let started = Instant::now();
+        let creates = TimedCreate { target: floor, lists, keys };
+        match fanout::subscribe(&sse, &floor.url, config.subscribers).await {
+            Ok(mut subs) => {
+                for (pause, sample) in [(fanout::SPACING, &mut floor_spaced), (Duration::ZERO, &mut floor_back_to_back)]
+                {
+                    let seen = timed_creates(&mut subs, &creates, &mut rng, reps, pause, sample).await;
+                    sample.latencies.extend(seen.iter().map(|a| a.last));
+                }
+                subs.close().await;
+            }
+            Err(e) => floor_spaced.fail(format!("{e:#}")),
+        }
+        say(format!("    {} (the floor) fan-out round done in {:.1} s", floor.url, started.elapsed().as_secs_f64()));
     }
-    Ok(Fanout { once: out, firsts, alone, back_to_back, streamed })
+    Ok(Fanout { once: out, firsts, alone, back_to_back, streamed, floor_spaced, floor_back_to_back })
 }
 
 /// `reps` timed creates seen by `subs`, one at a time with `pause` after
@@ -686,6 +720,9 @@ struct Fanout {
     back_to_back: Vec<Sample>,
     /// Creates under load, each counted once every subscriber saw it.
     streamed: Vec<Sample>,
+    /// The floor (see `floor`): as `once`, then as `back_to_back`.
+    floor_spaced: Sample,
+    floor_back_to_back: Sample,
 }
 
 /// How this run was started, as a command to paste.

@@ -66,6 +66,15 @@ pub struct FanoutDetail {
     pub alone: (Duration, Duration),
 }
 
+/// The fan-out's floor (`floor`): the same subscribers and creates against a
+/// broadcaster that stores nothing.
+pub struct FanoutFloor {
+    /// With the spaced row's pause between creates.
+    pub spaced: Sample,
+    /// With no pause, as the no-pause row.
+    pub back_to_back: Sample,
+}
+
 #[derive(Default)]
 pub struct Report {
     pub title_note: Option<String>,
@@ -81,6 +90,7 @@ pub struct Report {
     /// Raw SQLite: one durable commit after the fan-out's spacing of idle (median).
     pub idle_commit: Option<Duration>,
     pub fanout_detail: Option<FanoutDetail>,
+    pub fanout_floor: Option<FanoutFloor>,
     pub growth: Vec<Growth>,
     pub notes: Vec<String>,
 }
@@ -123,6 +133,7 @@ impl Report {
     pub fn errors(&self) -> u64 {
         self.rows.iter().map(|r| r.ours.errors + r.pb.errors).sum::<u64>()
             + self.growth.iter().map(|g| g.view.errors + g.filter.errors).sum::<u64>()
+            + self.fanout_floor.as_ref().map_or(0, |f| f.spaced.errors + f.back_to_back.errors)
     }
 
     /// The first error message seen, if any.
@@ -133,7 +144,8 @@ impl Report {
                 return Some(format!("{who}, {label}: {e}"));
             }
         }
-        None
+        let floor = self.fanout_floor.iter().flat_map(|f| [&f.spaced, &f.back_to_back]);
+        floor.filter_map(|s| s.first_error.as_ref()).map(|e| format!("the fan-out floor: {e}")).next()
     }
 
     pub fn render(&self) -> String {
@@ -249,6 +261,9 @@ impl Report {
             }
             let _ = writeln!(o);
         }
+        if let Some(floor) = &self.fanout_floor {
+            let _ = write!(o, "{}", self.floor_paragraph(floor));
+        }
 
         if !self.growth.is_empty() {
             let _ = writeln!(o, "\n## Growth (ours alone)\n");
@@ -284,6 +299,47 @@ impl Report {
                 let _ = writeln!(o, "- {n}");
             }
         }
+        o
+    }
+
+    /// The floor's medians, and what each one-create row's allowance leaves above them.
+    fn floor_paragraph(&self, floor: &FanoutFloor) -> String {
+        let floors = [floor.spaced.quantile(0.5), floor.back_to_back.quantile(0.5)];
+        let mut o = format!(
+            "\nThe floor of this machine and load generator: the same subscribers and creates against a broadcaster \
+             that only fans each create out (`bench/src/floor.rs`: tokio, one task per stream, plain sockets, no HTTP \
+             library, nothing stored) saw all of them after **{} ms** with {} ms between creates and **{} ms** with \
+             no pause (p50).",
+            ms(floors[0]),
+            crate::fanout::SPACING.as_millis(),
+            ms(floors[1])
+        );
+        // The one-create rows, spaced then no pause, as `main` pushes them.
+        let rows: Vec<&Row> = self.rows.iter().filter(|r| r.fanout).take(2).collect();
+        if let [spaced, back_to_back] = rows[..]
+            && floors.iter().all(|f| !f.is_zero())
+        {
+            let allowances = [spaced, back_to_back].map(|r| r.pb.quantile(0.5).div_f64(TARGET_RATIO));
+            let above = |allowance: Duration, floor: Duration| match allowance.checked_sub(floor) {
+                Some(left) => format!("**{} ms** above the floor", ms(left)),
+                None => format!("**{} ms** below the floor", ms(floor - allowance)),
+            };
+            let _ = write!(
+                o,
+                " At {TARGET_RATIO}× PocketBase, every subscriber would have to see ours within {} ms and {} ms \
+                 (PocketBase's p50s divided by {TARGET_RATIO}): {} and {}, for all a server does besides fanning out \
+                 (reading and checking the create, storing it, its durable commit",
+                ms(allowances[0]),
+                ms(allowances[1]),
+                above(allowances[0], floors[0]),
+                above(allowances[1], floors[1]),
+            );
+            if let Some(idle) = self.idle_commit {
+                let _ = write!(o, ": one raw commit after idle alone takes {} ms", ms(idle));
+            }
+            o.push_str(").");
+        }
+        o.push('\n');
         o
     }
 
@@ -386,5 +442,49 @@ mod tests {
         let text = alone.render();
         assert!(text.contains("reached it after **1.66 ms**"), "{text}");
         assert!(!text.contains("divided by"), "{text}");
+    }
+
+    fn sample(micros: &[u64]) -> Sample {
+        Sample { latencies: micros.iter().map(|&m| Duration::from_micros(m)).collect(), ..Sample::default() }
+    }
+
+    #[test]
+    fn the_floor_is_set_against_each_one_create_rows_allowance() {
+        let fan = |label: &str, ours: u64, pb: u64| Row {
+            label: label.into(),
+            fanout: true,
+            ours: sample(&[ours]),
+            pb: sample(&[pb]),
+        };
+        let report = Report {
+            // Spaced, then no pause, as `main` pushes them; the allowances are 4.50 / 3 and 2.70 / 3.
+            rows: vec![fan("spaced", 2_100, 4_500), fan("no pause", 1_200, 2_700)],
+            idle_commit: Some(Duration::from_micros(420)),
+            fanout_floor: Some(FanoutFloor { spaced: sample(&[1_150]), back_to_back: sample(&[1_000]) }),
+            ..Report::default()
+        };
+        let text = report.render();
+        assert!(
+            text.contains("saw all of them after **1.15 ms** with 20 ms between creates and **1.00 ms** with no pause"),
+            "{text}"
+        );
+        assert!(text.contains("within 1.50 ms and 0.90 ms (PocketBase's p50s divided by 3)"), "{text}");
+        assert!(text.contains("**0.35 ms** above the floor and **0.10 ms** below the floor"), "{text}");
+        assert!(text.contains("one raw commit after idle alone takes 0.42 ms)."), "{text}");
+        assert_eq!(report.errors(), 0);
+
+        // A failed floor create is an error of the run, named as the floor's.
+        let mut failed = sample(&[1_000]);
+        failed.fail("1 subscriber(s): refused".into());
+        let report =
+            Report { fanout_floor: Some(FanoutFloor { spaced: sample(&[1_150]), back_to_back: failed }), ..report };
+        assert_eq!(report.errors(), 1);
+        assert_eq!(report.first_error().as_deref(), Some("the fan-out floor: 1 subscriber(s): refused"));
+
+        // Without the fan-out rows there is nothing to set the floor against.
+        let alone = Report { rows: Vec::new(), ..report };
+        let text = alone.render();
+        assert!(text.contains("**1.15 ms** with 20 ms between creates"), "{text}");
+        assert!(!text.contains("above the floor"), "{text}");
     }
 }
