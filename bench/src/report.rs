@@ -100,6 +100,11 @@ fn ms(d: Duration) -> String {
     if v < 10.0 { format!("{v:.2}") } else { format!("{v:.1}") }
 }
 
+/// Seconds as `ms` renders a duration.
+fn secs_ms(seconds: f64) -> String {
+    ms(Duration::from_secs_f64(seconds.max(0.0)))
+}
+
 fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
@@ -320,19 +325,35 @@ impl Report {
             && floors.iter().all(|f| !f.is_zero())
         {
             let allowances = [spaced, back_to_back].map(|r| r.pb.quantile(0.5).div_f64(TARGET_RATIO));
-            let above = |allowance: Duration, floor: Duration| match allowance.checked_sub(floor) {
-                Some(left) => format!("**{} ms** above the floor", ms(left)),
-                None => format!("**{} ms** below the floor", ms(floor - allowance)),
+            // Signed: what each allowance leaves above its floor (negative: below it).
+            let left = |i: usize| allowances[i].as_secs_f64() - floors[i].as_secs_f64();
+            let leaves = match (left(0) >= 0.0, left(1) >= 0.0) {
+                (true, true) => {
+                    format!("leave **{} ms** and **{} ms** above the floor", secs_ms(left(0)), secs_ms(left(1)))
+                }
+                (false, false) => {
+                    format!("fall **{} ms** and **{} ms** below the floor", secs_ms(-left(0)), secs_ms(-left(1)))
+                }
+                (true, false) => format!(
+                    "leave **{} ms** above the floor and fall **{} ms** below it",
+                    secs_ms(left(0)),
+                    secs_ms(-left(1))
+                ),
+                (false, true) => format!(
+                    "fall **{} ms** below the floor and leave **{} ms** above it",
+                    secs_ms(-left(0)),
+                    secs_ms(left(1))
+                ),
             };
             let _ = write!(
                 o,
-                " At {TARGET_RATIO}× PocketBase, every subscriber would have to see ours within {} ms and {} ms \
-                 (PocketBase's p50s divided by {TARGET_RATIO}): {} and {}, for all a server does besides fanning out \
-                 (reading and checking the create, storing it, its durable commit",
+                " PocketBase's p50s are {:.1}× and {:.1}× the floor. At {TARGET_RATIO}× PocketBase, every subscriber \
+                 would have to see ours within {} ms and {} ms; these {leaves} for all a server does besides fanning \
+                 out (reading and checking the create, storing it, its durable commit",
+                spaced.pb.quantile(0.5).as_secs_f64() / floors[0].as_secs_f64(),
+                back_to_back.pb.quantile(0.5).as_secs_f64() / floors[1].as_secs_f64(),
                 ms(allowances[0]),
                 ms(allowances[1]),
-                above(allowances[0], floors[0]),
-                above(allowances[1], floors[1]),
             );
             if let Some(idle) = self.idle_commit {
                 let _ = write!(o, ": one raw commit after idle alone takes {} ms", ms(idle));
@@ -468,8 +489,13 @@ mod tests {
             text.contains("saw all of them after **1.15 ms** with 20 ms between creates and **1.00 ms** with no pause"),
             "{text}"
         );
-        assert!(text.contains("within 1.50 ms and 0.90 ms (PocketBase's p50s divided by 3)"), "{text}");
-        assert!(text.contains("**0.35 ms** above the floor and **0.10 ms** below the floor"), "{text}");
+        assert!(text.contains("PocketBase's p50s are 3.9× and 2.7× the floor."), "{text}");
+        assert!(
+            text.contains(
+                "within 1.50 ms and 0.90 ms; these leave **0.35 ms** above the floor and fall **0.10 ms** below it"
+            ),
+            "{text}"
+        );
         assert!(text.contains("one raw commit after idle alone takes 0.42 ms)."), "{text}");
         assert_eq!(report.errors(), 0);
 
