@@ -422,6 +422,15 @@ mod tests {
         assert_eq!(thousands(1_000_000), "1,000,000");
     }
 
+    fn sample(micros: &[u64]) -> Sample {
+        Sample { latencies: micros.iter().map(|&m| Duration::from_micros(m)).collect(), ..Sample::default() }
+    }
+
+    /// A one-create fan-out row with one sample each, in microseconds.
+    fn fan(label: &str, ours: u64, pb: u64) -> Row {
+        Row { label: label.into(), fanout: true, ours: sample(&[ours]), pb: sample(&[pb]) }
+    }
+
     #[test]
     fn the_fanout_detail_names_both_servers_medians() {
         let report = Report {
@@ -431,20 +440,7 @@ mod tests {
                 alone: (Duration::from_micros(1_660), Duration::from_micros(1_720)),
             }),
             // As `main` pushes them: the spaced row, then the no-pause one.
-            rows: vec![
-                Row {
-                    label: "fan-out, 20 ms apart".into(),
-                    fanout: true,
-                    ours: Sample { latencies: vec![Duration::from_micros(2_300)], ..Sample::default() },
-                    pb: Sample { latencies: vec![Duration::from_micros(4_410)], ..Sample::default() },
-                },
-                Row {
-                    label: "fan-out, no pause".into(),
-                    fanout: true,
-                    ours: Sample { latencies: vec![Duration::from_micros(1_200)], ..Sample::default() },
-                    pb: Sample { latencies: vec![Duration::from_micros(3_900)], ..Sample::default() },
-                },
-            ],
+            rows: vec![fan("fan-out, 20 ms apart", 2_300, 4_410), fan("fan-out, no pause", 1_200, 3_900)],
             ..Report::default()
         };
         let text = report.render();
@@ -465,18 +461,8 @@ mod tests {
         assert!(!text.contains("divided by"), "{text}");
     }
 
-    fn sample(micros: &[u64]) -> Sample {
-        Sample { latencies: micros.iter().map(|&m| Duration::from_micros(m)).collect(), ..Sample::default() }
-    }
-
     #[test]
     fn the_floor_is_set_against_each_one_create_rows_allowance() {
-        let fan = |label: &str, ours: u64, pb: u64| Row {
-            label: label.into(),
-            fanout: true,
-            ours: sample(&[ours]),
-            pb: sample(&[pb]),
-        };
         let report = Report {
             // Spaced, then no pause, as `main` pushes them; the allowances are 4.50 / 3 and 2.70 / 3.
             rows: vec![fan("spaced", 2_100, 4_500), fan("no pause", 1_200, 2_700)],
