@@ -16,14 +16,12 @@
 //! It runs in its own process, as `bench floor ADDR`, so its runtime and
 //! allocator are a server's own, and stops on EOF on stdin as ours does.
 
-use crate::peer::{self, Child, Stop};
+use crate::peer::{self, Stop};
 use anyhow::{Context, Result, bail};
-use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::broadcast;
@@ -38,12 +36,7 @@ pub fn serve(addr: &str) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let listener = TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
-        let (stop_tx, mut stop) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            let mut sink = [0u8; 64];
-            while matches!(std::io::stdin().read(&mut sink), Ok(n) if n > 0) {}
-            let _ = stop_tx.send(());
-        });
+        let mut stop = peer::stdin_closed();
         let (events, _) = broadcast::channel::<Arc<[u8]>>(4096);
         let clients = Arc::new(AtomicU64::new(0));
         loop {
@@ -172,15 +165,10 @@ fn chunk(out: &mut Vec<u8>, parts: &[&[u8]]) {
 }
 
 /// Starts `bench floor` on `port` and waits until it answers.
-pub async fn start(client: &reqwest::Client, exe: &Path, port: u16, log: &Path) -> Result<(Child, String)> {
-    peer::ensure_port_free(port)?;
-    let addr = format!("127.0.0.1:{port}");
+pub async fn start(client: &reqwest::Client, exe: &Path, port: u16, log: &Path) -> Result<peer::Server> {
     let mut cmd = Command::new(exe);
-    cmd.arg("floor").arg(&addr);
-    let mut child = Child::spawn("the fan-out floor", cmd, log, Stop::CloseStdin)?;
-    let url = format!("http://{addr}");
-    peer::first_answer(client, &mut child, &format!("{url}/api/health"), Duration::from_secs(30)).await?;
-    Ok((child, url))
+    cmd.arg("floor").arg(format!("127.0.0.1:{port}"));
+    peer::serve(client, "the fan-out floor", cmd, port, log, Stop::CloseStdin).await
 }
 
 #[cfg(test)]

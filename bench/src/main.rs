@@ -482,11 +482,10 @@ async fn checkpoint(
             });
         }
         say("  realtime fan-out");
-        let (mut floor_child, floor_url) =
-            floor::start(client, &peers.exe, config.ports.2, &work.join("floor.log")).await?;
-        let floor_t = Target { url: floor_url, token: None };
+        let mut floor = floor::start(client, &peers.exe, config.ports.2, &work.join("floor.log")).await?;
+        let floor_t = Target { url: floor.url.clone(), token: None };
         let fanout = fanout_rounds(config, &targets, &floor_t, lists, &keys).await;
-        tokio::task::block_in_place(|| floor_child.stop(Duration::from_secs(10)));
+        tokio::task::block_in_place(|| floor.child.stop(Duration::from_secs(10)));
         let Fanout { once: fan, firsts, alone, back_to_back, streamed, floor_spaced, floor_back_to_back } = fanout?;
         report.fanout_floor = Some(report::FanoutFloor { spaced: floor_spaced, back_to_back: floor_back_to_back });
         if let ([ours_s, pb_s], [ours_f, pb_f], [ours_a, pb_a]) = (&fan[..], &firsts[..], &alone[..]) {

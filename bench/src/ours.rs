@@ -16,7 +16,6 @@ use a2app_core::caller::{Caller, CallerKind};
 use a2app_core::records::{self, WriteOptions};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value};
-use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -51,15 +50,9 @@ pub fn serve(dir: &Path, addr: &str) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            // EOF (or an error) on stdin: the benchmark closed it or is gone.
-            let mut sink = [0u8; 64];
-            while matches!(std::io::stdin().read(&mut sink), Ok(n) if n > 0) {}
-            let _ = tx.send(());
-        });
+        let closed = peer::stdin_closed();
         let shutdown = async move {
-            let _ = rx.await;
+            let _ = closed.await;
         };
         a2app_server::run(Arc::new(app), listener, shutdown).await.context("the server stopped")
     })
@@ -149,13 +142,10 @@ pub fn run_seed(exe: &Path, dir: &Path, from: u64, to: u64, log: &Path, timeout:
 
 /// Starts `bench serve` and waits for its first answer.
 pub async fn start(client: &reqwest::Client, exe: &Path, dir: &Path, port: u16, log: &Path) -> Result<Server> {
-    peer::ensure_port_free(port)?;
-    let addr = format!("127.0.0.1:{port}");
     let mut cmd = Command::new(exe);
-    cmd.arg("serve").arg(dir).arg(&addr);
-    let mut child = Child::spawn("our server", cmd, log, Stop::CloseStdin)?;
-    let url = format!("http://{addr}");
-    let startup = peer::first_answer(client, &mut child, &format!("{url}/api/health"), Duration::from_secs(60)).await?;
+    cmd.arg("serve").arg(dir).arg(format!("127.0.0.1:{port}"));
+    let peer::Server { child, url, startup } =
+        peer::serve(client, "our server", cmd, port, log, Stop::CloseStdin).await?;
     let token_path = dir.join(".agent-token");
     let token = std::fs::read_to_string(&token_path)
         .with_context(|| format!("cannot read {}", token_path.display()))?

@@ -165,6 +165,43 @@ pub fn memory(pid: u32) -> Result<Memory> {
     }
 }
 
+/// A child serving HTTP on loopback, once it answered.
+pub struct Server {
+    pub child: Child,
+    pub url: String,
+    /// From spawning the child to its first answer.
+    pub startup: Duration,
+}
+
+/// Spawns `cmd`, which serves HTTP on `127.0.0.1:port`, and waits for its
+/// first answer on `/api/health` (every child under test has one).
+pub async fn serve(
+    client: &reqwest::Client,
+    name: &str,
+    cmd: Command,
+    port: u16,
+    log: &Path,
+    stop: Stop,
+) -> Result<Server> {
+    ensure_port_free(port)?;
+    let mut child = Child::spawn(name, cmd, log, stop)?;
+    let url = format!("http://127.0.0.1:{port}");
+    let startup = first_answer(client, &mut child, &format!("{url}/api/health"), Duration::from_secs(60)).await?;
+    Ok(Server { child, url, startup })
+}
+
+/// The child's side of [`Stop::CloseStdin`]: resolves once stdin reaches EOF
+/// (the benchmark closed it, or is gone whatever the cause).
+pub fn stdin_closed() -> tokio::sync::oneshot::Receiver<()> {
+    let (closed, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut sink = [0u8; 64];
+        while matches!(std::io::Read::read(&mut std::io::stdin(), &mut sink), Ok(n) if n > 0) {}
+        let _ = closed.send(());
+    });
+    rx
+}
+
 /// Polls `url` until it answers 2xx; returns the time from the child's spawn
 /// to that first answer. Fails when the child exits or `timeout` passes.
 pub async fn first_answer(

@@ -12,7 +12,7 @@
 //! holds, in PocketBase's storage format (JSON text for multi-values).
 
 use crate::dataset;
-use crate::peer::{self, Child, Stop};
+use crate::peer::{self, Stop};
 use anyhow::{Context, Result, bail};
 use rusqlite::types::Value as Sql;
 use serde_json::{Map, Value, json};
@@ -179,12 +179,6 @@ pub struct Instance {
 }
 
 /// A PocketBase server, running.
-pub struct Server {
-    pub child: Child,
-    pub url: String,
-    pub startup: Duration,
-}
-
 impl Instance {
     /// Writes the migration, creates the superuser and applies the migration.
     pub fn create(bin: &Path, dir: &Path, schema_path: &Path) -> Result<Instance> {
@@ -253,15 +247,10 @@ impl Instance {
         insert_all(&mut db, "cards", from, to, |i| (dataset::card_id(i), dataset::card(i)))
     }
 
-    pub async fn start(&self, client: &reqwest::Client, port: u16) -> Result<Server> {
-        peer::ensure_port_free(port)?;
+    pub async fn start(&self, client: &reqwest::Client, port: u16) -> Result<peer::Server> {
         let mut cmd = self.command();
         cmd.arg("serve").arg("--http").arg(format!("127.0.0.1:{port}")).args(self.flags());
-        let mut child = Child::spawn("PocketBase", cmd, &self.dir.join("serve.log"), Stop::Terminate)?;
-        let url = format!("http://127.0.0.1:{port}");
-        let startup =
-            peer::first_answer(client, &mut child, &format!("{url}/api/health"), Duration::from_secs(60)).await?;
-        Ok(Server { child, url, startup })
+        peer::serve(client, "PocketBase", cmd, port, &self.dir.join("serve.log"), Stop::Terminate).await
     }
 }
 
