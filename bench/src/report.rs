@@ -134,7 +134,7 @@ fn met(ok: bool) -> &'static str {
 }
 
 impl Report {
-    /// Every error of every workload (both servers).
+    /// Every error of every workload (both servers and the fan-out floor).
     pub fn errors(&self) -> u64 {
         self.rows.iter().map(|r| r.ours.errors + r.pb.errors).sum::<u64>()
             + self.growth.iter().map(|g| g.view.errors + g.filter.errors).sum::<u64>()
@@ -378,7 +378,10 @@ impl Report {
             if slow.is_empty() { String::new() } else { format!(" — below it: {}", slow.join("; ")) }
         ));
         let errors = self.errors();
-        out.push(format!("Zero errors: {} ({errors} errors in all workloads, both servers)", met(errors == 0)));
+        out.push(format!(
+            "Zero errors: {} ({errors} errors in all workloads, both servers and the floor)",
+            met(errors == 0)
+        ));
         let over: Vec<String> = self
             .rows
             .iter()
