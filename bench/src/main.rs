@@ -7,8 +7,9 @@
 //! tiny sizes in seconds and exits non-zero unless both servers started and
 //! every workload answered without an error (the test suite runs it).
 //!
-//! Both servers (and the fan-out's floor, `floor`) are child processes on loopback (ports 18690-18699), so each
-//! one's memory is its own; the children are stopped on every exit path.
+//! Both servers (and the fan-out's floor, `floor`) are child processes on
+//! loopback (ports 18690-18699), so each one's memory is its own; the
+//! children are stopped on every exit path.
 //! The benchmark reads and writes our app only through `a2app_core` and HTTP,
 //! never behind the store's back.
 
