@@ -323,21 +323,26 @@ impl Report {
             && floors.iter().all(|f| !f.is_zero())
         {
             let allowances = [spaced, back_to_back].map(|r| r.pb.quantile(0.5).div_f64(TARGET_RATIO));
-            let side = |i: usize| match allowances[i].checked_sub(floors[i]) {
-                Some(left) => format!("**{} ms** above", ms(left)),
-                None => format!("**{} ms** below", ms(floors[i] - allowances[i])),
+            // How far each allowance lies from its floor, and on which side.
+            let gap = |i: usize| match allowances[i].checked_sub(floors[i]) {
+                Some(left) => (format!("**{} ms**", ms(left)), "above"),
+                None => (format!("**{} ms**", ms(floors[i] - allowances[i])), "below"),
+            };
+            let ((a, a_side), (b, b_side)) = (gap(0), gap(1));
+            let sides = if a_side == b_side {
+                format!("{a} and {b} {a_side}")
+            } else {
+                format!("{a} {a_side} and {b} {b_side}")
             };
             let _ = write!(
                 o,
                 " PocketBase's p50s are {:.1}× and {:.1}× the floor. At {TARGET_RATIO}× PocketBase, every subscriber \
-                 would have to see ours within {} ms and {} ms. These are {} and {} the floor: the room for all a server \
+                 would have to see ours within {} ms and {} ms. These are {sides} the floor: the room for all a server \
                  does besides fanning out (reading and checking the create, storing it, its durable commit",
                 spaced.pb.quantile(0.5).as_secs_f64() / floors[0].as_secs_f64(),
                 back_to_back.pb.quantile(0.5).as_secs_f64() / floors[1].as_secs_f64(),
                 ms(allowances[0]),
                 ms(allowances[1]),
-                side(0),
-                side(1),
             );
             if let Some(idle) = self.idle_commit {
                 let _ = write!(o, ": one raw commit after idle alone takes {} ms", ms(idle));
@@ -470,6 +475,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("one raw commit after idle alone takes 0.42 ms)."), "{text}");
+        // Both on one side: the side is named once.
+        let lower = FanoutFloor { spaced: sample(&[1_000]), back_to_back: sample(&[700]) };
+        let rows = vec![fan("spaced", 2_100, 4_500), fan("no pause", 1_200, 2_700)];
+        let both = Report { rows, fanout_floor: Some(lower), ..Report::default() };
+        assert!(both.render().contains("These are **0.50 ms** and **0.20 ms** above the floor"), "{}", both.render());
         assert_eq!(report.errors(), 0);
 
         // A failed floor create is an error of the run, named as the floor's.
