@@ -65,7 +65,7 @@ pub async fn start(
     }
     let now = crate::datetime::format(app.clock.now());
     let job = Job {
-        id: crate::id::generate(),
+        id: crate::id::ordered(),
         operation: op.name.clone(),
         state: JobState::Queued,
         progress: Default::default(),

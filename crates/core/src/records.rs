@@ -290,7 +290,7 @@ pub async fn create(
     let mut extra = secret.violations;
     extra.extend(file_violations);
     let mut accepted = merge_violations(accepted, extra)?;
-    let id = accepted.id.clone().unwrap_or_else(id::generate);
+    let id = accepted.id.clone().unwrap_or_else(id::ordered);
     for p in &planned {
         accepted.values.insert(p.field.clone(), Value::String(p.stored.clone()));
     }
