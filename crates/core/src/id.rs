@@ -11,9 +11,7 @@ use rand::RngExt;
 use std::sync::Mutex;
 
 pub const LEN: usize = 15;
-const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-
-/// Digits in byte order, so an ordered id's text sorts as its number does.
+/// The id alphabet, in byte order, so an ordered id's text sorts as its number does.
 const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 /// The time part: milliseconds since [`EPOCH_MS`] in 8 digits (until 2113).
 const TIME_LEN: usize = 8;
@@ -21,13 +19,13 @@ const TIME_LEN: usize = 8;
 const TAIL_LEN: usize = LEN - TIME_LEN;
 /// 2024-01-01T00:00:00Z in Unix milliseconds.
 const EPOCH_MS: u64 = 1_704_067_200_000;
-/// 36^7: the tail's range.
-const TAIL_RANGE: u64 = 78_364_164_096;
+/// The tail's range: 36^7.
+const TAIL_RANGE: u64 = 36u64.pow(TAIL_LEN as u32);
 
 /// A fresh random id (about 77 bits of entropy).
 pub fn generate() -> String {
     let mut rng = rand::rng();
-    (0..LEN).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+    (0..LEN).map(|_| DIGITS[rng.random_range(0..DIGITS.len())] as char).collect()
 }
 
 /// The last ordered id made: (milliseconds, tail).
@@ -113,6 +111,7 @@ mod tests {
         assert_eq!(encode(0, 8), "00000000");
         assert_eq!(encode(35, 3), "00z");
         assert_eq!(encode(36, 3), "010");
+        assert_eq!(TAIL_RANGE, 78_364_164_096);
         assert_eq!(encode(TAIL_RANGE - 1, TAIL_LEN), "zzzzzzz");
         // 2026-11-30 12:00 UTC, in milliseconds since 2024.
         let ms = 1_796_040_000_000 - EPOCH_MS;
