@@ -20,11 +20,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 #[derive(Debug, Clone, PartialEq)]
 struct Subscription {
@@ -87,7 +88,8 @@ struct StreamState {
     client: Arc<Client>,
     registration: Registration,
     changes: broadcast::Receiver<Arc<Change>>,
-    pending: VecDeque<Bytes>,
+    /// Frames not yet handed to the connection: sent as one chunk.
+    pending: Vec<u8>,
     keep_alive: tokio::time::Interval,
     /// Whether anything was sent since the last keep-alive tick.
     sent: bool,
@@ -99,12 +101,18 @@ struct StreamState {
 /// resetting a timer per event keeps timers out of the fan-out's path.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// How many bytes of frames one chunk may gather from changes already
+/// waiting: under a burst of writes a stream sends many events per write and
+/// per pass through the HTTP connection, and its buffer stays bounded.
+const MAX_CHUNK: usize = 64 * 1024;
+
 pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     let who = caller(&state, &headers, Intent::Read).await?;
     let id = a2app_core::realtime::client_id();
     let client = Arc::new(Client::default());
     state.realtime.clients().insert(id.clone(), Arc::clone(&client));
-    let hello = frame(&head(&id, "PB_CONNECT"), &json!({ "clientId": id }).to_string());
+    let mut hello = Vec::new();
+    write_frame(&mut hello, &head(&id, "PB_CONNECT"), &json!({ "clientId": id }).to_string());
     let mut keep_alive = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
     keep_alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let st = StreamState {
@@ -113,7 +121,7 @@ pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Respon
         client,
         registration: Registration { realtime: Arc::clone(&state.realtime), id },
         changes: state.app.realtime.subscribe(),
-        pending: VecDeque::from([hello]),
+        pending: hello,
         keep_alive,
         sent: false,
     };
@@ -133,76 +141,95 @@ fn head(client_id: &str, event: &str) -> String {
     format!("id:{client_id}\nevent:{event}\n")
 }
 
-/// One SSE frame: `head`, then `data` on one line (JSON from serde_json never
-/// holds a raw line break).
-fn frame(head: &str, data: &str) -> Bytes {
-    let mut out = Vec::with_capacity(head.len() + data.len() + 8);
+/// Appends one SSE frame to `out`: `head`, then `data` on one line (JSON
+/// from serde_json never holds a raw line break).
+fn write_frame(out: &mut Vec<u8>, head: &str, data: &str) {
+    out.reserve(head.len() + data.len() + 8);
     out.extend_from_slice(head.as_bytes());
     out.extend_from_slice(b"data:");
     out.extend_from_slice(data.as_bytes());
     out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
 }
 
 /// The SSE body. Each change is encoded once (see `Change::encoded`); a
 /// subscriber's frame is its precomputed head plus that shared data, so a
 /// hundred streams cost a hundred small copies and writes, not a hundred
-/// encodings.
+/// encodings. When a change wakes the stream, the changes queued behind it
+/// join the same chunk (up to `MAX_CHUNK`), in order.
 fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
     stream::unfold(state, |mut st| async move {
         loop {
-            if let Some(frame) = st.pending.pop_front() {
+            if !st.pending.is_empty() {
                 st.sent = true;
-                return Some((Ok(frame), st));
+                return Some((Ok(Bytes::from(std::mem::take(&mut st.pending))), st));
             }
-            let change = tokio::select! {
+            let first = tokio::select! {
                 biased;
                 change = st.changes.recv() => change,
                 _ = st.keep_alive.tick() => {
                     if !std::mem::take(&mut st.sent) {
-                        st.pending.push_back(Bytes::from_static(b":\n\n"));
+                        st.pending.extend_from_slice(b":\n\n");
                     }
                     continue;
                 }
             };
-            let change = match change {
-                Ok(change) => change,
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, client = %st.registration.id, "realtime client fell behind");
-                    continue;
-                }
-                Err(broadcast::error::RecvError::Closed) => return None,
-            };
-            let subs: Vec<Arc<Subscription>> = st
-                .client
-                .subscriptions
-                .read()
-                .map(|s| s.iter().filter(|s| matches(s, &change)).cloned().collect())
-                .unwrap_or_default();
-            if subs.is_empty()
-                || !records::may_see(&st.app, &st.caller, &change.entity, &change.record).await.unwrap_or(false)
-            {
-                continue;
-            }
-            let whole = !rules::may_redact(&st.app, &st.caller, &change.entity);
-            for sub in subs {
-                if whole && sub.shape == ShapeSpec::default() {
-                    // The common case: the record as stored, encoded once for every stream.
-                    st.pending.push_back(frame(&sub.head, change.encoded()));
-                    continue;
-                }
-                let record = match shaped(&st.app, &st.caller, &change, &sub.shape).await {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot shape a realtime record");
-                        continue;
+            // The waiting change, then those already queued behind it.
+            let mut next = first.map_err(|e| match e {
+                RecvError::Lagged(missed) => TryRecvError::Lagged(missed),
+                RecvError::Closed => TryRecvError::Closed,
+            });
+            loop {
+                match next {
+                    Ok(change) => st.add(&change).await,
+                    Err(TryRecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, client = %st.registration.id, "realtime client fell behind");
                     }
-                };
-                let data = json!({ "action": change.action.as_str(), "record": record });
-                st.pending.push_back(frame(&sub.head, &data.to_string()));
+                    // The app is closing: what was gathered still goes out.
+                    Err(TryRecvError::Closed) if st.pending.is_empty() => return None,
+                    Err(TryRecvError::Closed | TryRecvError::Empty) => break,
+                }
+                if st.pending.len() >= MAX_CHUNK {
+                    break;
+                }
+                next = st.changes.try_recv();
             }
         }
     })
+}
+
+impl StreamState {
+    /// Appends the frames `change` makes for this stream's subscriptions, if
+    /// the caller may see the record.
+    async fn add(&mut self, change: &Change) {
+        let subs: Vec<Arc<Subscription>> = self
+            .client
+            .subscriptions
+            .read()
+            .map(|s| s.iter().filter(|s| matches(s, change)).cloned().collect())
+            .unwrap_or_default();
+        if subs.is_empty()
+            || !records::may_see(&self.app, &self.caller, &change.entity, &change.record).await.unwrap_or(false)
+        {
+            return;
+        }
+        let whole = !rules::may_redact(&self.app, &self.caller, &change.entity);
+        for sub in subs {
+            if whole && sub.shape == ShapeSpec::default() {
+                // The common case: the record as stored, encoded once for every stream.
+                write_frame(&mut self.pending, &sub.head, change.encoded());
+                continue;
+            }
+            let record = match shaped(&self.app, &self.caller, change, &sub.shape).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot shape a realtime record");
+                    continue;
+                }
+            };
+            let data = json!({ "action": change.action.as_str(), "record": record });
+            write_frame(&mut self.pending, &sub.head, &data.to_string());
+        }
+    }
 }
 
 fn matches(sub: &Subscription, change: &Change) -> bool {

@@ -9,6 +9,8 @@ struct Stream {
     response: reqwest::Response,
     buffer: String,
     client_id: String,
+    /// How many pieces of body were read so far.
+    chunks: usize,
 }
 
 impl Stream {
@@ -17,7 +19,7 @@ impl Stream {
         let response =
             t.http.get(format!("{}/api/realtime", t.url)).header("X-LUI-Token", &t.token).send().await.unwrap();
         assert_eq!(response.status(), 200);
-        let mut stream = Stream { response, buffer: String::new(), client_id: String::new() };
+        let mut stream = Stream { response, buffer: String::new(), client_id: String::new(), chunks: 0 };
         let (event, data) = stream.next().await;
         assert_eq!(event, "PB_CONNECT");
         let client_id = data["clientId"].as_str().unwrap().to_owned();
@@ -53,6 +55,7 @@ impl Stream {
                 .expect("an event within 5 s")
                 .unwrap()
                 .expect("the stream stays open");
+            self.chunks += 1;
             self.buffer.push_str(&String::from_utf8_lossy(&chunk));
         }
     }
@@ -129,6 +132,29 @@ async fn changes_reach_subscribers_in_commit_order() {
         .collect();
     assert_eq!(committed.len(), 30);
     assert_eq!(seen, committed);
+}
+
+#[tokio::test]
+async fn changes_already_queued_leave_together_in_order() {
+    use a2app_core::realtime::{Action, Change};
+    let t = TestApp::kanban().await;
+    let mut stream = Stream::open(&t, &["cards/*"]).await;
+    let before = stream.chunks;
+    // Published with no await in between: on this single-threaded runtime the
+    // stream wakes once and finds all twenty waiting.
+    for i in 0..20 {
+        let mut record = serde_json::Map::new();
+        record.insert("id".into(), json!(format!("burst{i:010}")));
+        record.insert("title".into(), json!(format!("card {i}")));
+        t.app.realtime.publish(Change::new(Action::Create, "cards".into(), record));
+    }
+    for i in 0..20 {
+        let (event, data) = stream.next().await;
+        assert_eq!(event, "cards/*");
+        assert_eq!(data["record"]["id"], format!("burst{i:010}"));
+        assert_eq!(data["record"]["title"], format!("card {i}"));
+    }
+    assert_eq!(stream.chunks - before, 1, "twenty queued changes are one chunk, not twenty");
 }
 
 #[tokio::test]
