@@ -88,16 +88,17 @@ pub fn generate(ctx: &Context<'_>, row: &Row, label: &dyn Fn(&str, &str) -> Opti
 
 /// The record's label value, or its id when it has none.
 pub fn record_label(entity: &Entity, row: &Row, id: &str) -> String {
-    entity
-        .label
-        .as_deref()
-        .and_then(|l| row.get(l))
-        .and_then(|v| match v {
-            Value::String(s) if !s.is_empty() => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
-        .unwrap_or_else(|| id.to_owned())
+    label_text(entity.label.as_deref().and_then(|l| row.get(l)), id)
+}
+
+/// A record's label from the value of its label field: a non-empty string or
+/// a number, else the id.
+pub fn label_text(value: Option<&Value>, id: &str) -> String {
+    match value {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => id.to_owned(),
+    }
 }
 
 /// `due_date` → `due`, `start_day` → `start`, `points` → `points`.

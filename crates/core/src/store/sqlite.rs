@@ -536,6 +536,27 @@ fn read_by_id(
     Ok(stmt.query_row([id], |r| row::read(ent, r)).optional()?)
 }
 
+/// The value of a record's label field (its id when the entity names no
+/// label), or `None` when no record has `id`. Reads the one column: a full
+/// row decoded into a map cost the writer a twentieth of its time.
+fn read_label(
+    conn: &Connection,
+    cache: &SqlCache,
+    name: &str,
+    ent: &Entity,
+    id: &str,
+) -> Result<Option<serde_json::Value>, StoreError> {
+    let kind = ent.label.as_deref().and_then(|l| ent.fields.get(l)).map(|f| &f.kind);
+    let mut stmt = conn.prepare_cached(&cache.get(name, ent).label_by_id)?;
+    let value = stmt
+        .query_row([id], |r| {
+            let column = r.get_ref(0)?;
+            Ok(kind.map_or_else(|| row::text(column), |k| row::from_sql(k, column)))
+        })
+        .optional()?;
+    Ok(value)
+}
+
 /// The minute (of the app's clock) expired idempotency keys were last purged.
 static LAST_KEY_PURGE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(i64::MIN);
 
@@ -581,8 +602,8 @@ fn audit(
     };
     let label = |entity: &str, id: &str| -> Option<String> {
         let ent = schema.entities.get(entity)?;
-        let found = read_by_id(conn, cache, entity, ent, id).ok()??;
-        Some(crate::receipt::record_label(ent, &found, id))
+        let value = read_label(conn, cache, entity, ent, id).ok()??;
+        Some(crate::receipt::label_text(Some(&value), id))
     };
     let mut receipt = crate::receipt::generate(&ctx, row, &label);
     if action == "delete" {

@@ -97,6 +97,9 @@ pub struct EntitySql {
     pub columns: String,
     /// One row by id, read with [`read`].
     pub by_id: String,
+    /// The label column of one row by id (`id` itself when the entity names
+    /// no label): a receipt naming a referenced record needs no more.
+    pub label_by_id: String,
 }
 
 /// [`EntitySql`] by entity name. The store serves one schema between
@@ -111,7 +114,9 @@ impl SqlCache {
         }
         let columns = select_list(table, entity);
         let by_id = format!("SELECT {columns} FROM {} WHERE \"id\" = ?1", quote(table));
-        let built = Arc::new(EntitySql { columns, by_id });
+        let label = entity.label.as_deref().filter(|l| entity.fields.contains_key(*l)).unwrap_or("id");
+        let label_by_id = format!("SELECT {} FROM {} WHERE \"id\" = ?1", quote(label), quote(table));
+        let built = Arc::new(EntitySql { columns, by_id, label_by_id });
         self.0.write().unwrap_or_else(|e| e.into_inner()).insert(table.to_owned(), Arc::clone(&built));
         built
     }

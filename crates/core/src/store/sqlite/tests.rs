@@ -191,3 +191,36 @@ fn approval_keys_are_capped_and_expired_ones_dropped_when_a_key_is_issued() {
         .expect("counted");
     assert_eq!(left, 1);
 }
+
+#[tokio::test]
+async fn a_receipt_names_the_referenced_record_by_its_label_or_its_id() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
+    let schema: Arc<Schema> = Arc::new(
+        serde_json::from_value(json!({"entities": {
+            "shelves": {"label": "rank", "fields": {"rank": {"type": "number"}}},
+            "boxes": {"fields": {"size": {"type": "string"}}},
+            "books": {"label": "title", "fields": {
+                "title": {"type": "string"},
+                "shelf": {"type": "ref", "entity": "shelves"},
+                "box": {"type": "ref", "entity": "boxes"}
+            }}
+        }}))
+        .expect("test schema is valid"),
+    );
+    store.migrate(&schema, false).expect("the schema applies");
+    let write = |entity: &str, id: &str, values: Value| {
+        let mut w = create(id, "");
+        w.entity = entity.into();
+        w.values = values.as_object().expect("an object").clone();
+        store.write(&schema, w)
+    };
+    write("shelves", "shelf0000000001", json!({"rank": 7.5})).await.expect("answered").expect("stored");
+    write("boxes", "box000000000001", json!({"size": "large"})).await.expect("answered").expect("stored");
+    let on_shelf = write("books", "book00000000001", json!({"title": "Dune", "shelf": "shelf0000000001"}));
+    let on_shelf = on_shelf.await.expect("answered").expect("stored");
+    assert_eq!(on_shelf.receipt.text, "Added \"Dune\" to 7.5", "a number label reads as the number");
+    let in_box = write("books", "book00000000002", json!({"title": "Emma", "box": "box000000000001"}));
+    let in_box = in_box.await.expect("answered").expect("stored");
+    assert_eq!(in_box.receipt.text, "Added \"Emma\" to box000000000001", "without a label, the id");
+}
