@@ -546,12 +546,12 @@ fn read_label(
     ent: &Entity,
     id: &str,
 ) -> Result<Option<serde_json::Value>, StoreError> {
-    let kind = ent.label.as_deref().and_then(|l| ent.fields.get(l)).map(|f| &f.kind);
-    let mut stmt = conn.prepare_cached(&cache.get(name, ent).label_by_id)?;
+    let sql = cache.get(name, ent);
+    let mut stmt = conn.prepare_cached(&sql.label_by_id)?;
     let value = stmt
         .query_row([id], |r| {
             let column = r.get_ref(0)?;
-            Ok(kind.map_or_else(|| row::text(column), |k| row::from_sql(k, column)))
+            Ok(sql.label_kind.as_ref().map_or_else(|| row::text(column), |k| row::from_sql(k, column)))
         })
         .optional()?;
     Ok(value)

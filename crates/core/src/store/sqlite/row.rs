@@ -100,6 +100,8 @@ pub struct EntitySql {
     /// The label column of one row by id (`id` itself when the entity names
     /// no label): a receipt naming a referenced record needs no more.
     pub label_by_id: String,
+    /// The label field's type; `None` when the column is `id`.
+    pub label_kind: Option<FieldType>,
 }
 
 /// [`EntitySql`] by entity name. The store serves one schema between
@@ -114,9 +116,11 @@ impl SqlCache {
         }
         let columns = select_list(table, entity);
         let by_id = format!("SELECT {columns} FROM {} WHERE \"id\" = ?1", quote(table));
-        let label = entity.label.as_deref().filter(|l| entity.fields.contains_key(*l)).unwrap_or("id");
-        let label_by_id = format!("SELECT {} FROM {} WHERE \"id\" = ?1", quote(label), quote(table));
-        let built = Arc::new(EntitySql { columns, by_id, label_by_id });
+        let label = entity.label.as_deref().and_then(|l| Some((l, &entity.fields.get(l)?.kind)));
+        let label_by_id =
+            format!("SELECT {} FROM {} WHERE \"id\" = ?1", quote(label.map_or("id", |(l, _)| l)), quote(table));
+        let label_kind = label.map(|(_, kind)| kind.clone());
+        let built = Arc::new(EntitySql { columns, by_id, label_by_id, label_kind });
         self.0.write().unwrap_or_else(|e| e.into_inner()).insert(table.to_owned(), Arc::clone(&built));
         built
     }
