@@ -21,7 +21,7 @@ pub use config::{AppConfig, AuthMode};
 pub struct AppDefinition {
     pub dir: PathBuf,
     pub config: AppConfig,
-    /// Shared with the store's writer thread, which needs it for every write.
+    /// Shared with the store's writer, which needs it for every write.
     pub schema: Arc<Schema>,
     pub operations: Vec<operations::Operation>,
 }

@@ -223,10 +223,11 @@ pub struct Write {
     pub on_commit: Option<OnCommit>,
 }
 
-/// Called on the writer thread after the COMMIT that made a write durable and
-/// before the write's caller is answered, so whatever it publishes (the
-/// change feed) goes out in commit order and without waiting for the caller's
-/// task to be scheduled. It must be quick: the writer waits for it.
+/// Called after the COMMIT that made a write durable, by the thread that ran
+/// it while it still holds the write connection, and before the write's
+/// caller is answered: whatever it publishes (the change feed) goes out in
+/// commit order and without waiting for the caller's task to be scheduled.
+/// It must be quick: the next group waits for it.
 #[derive(Clone)]
 pub struct OnCommit(pub Arc<dyn Fn(&Written) + Send + Sync>);
 

@@ -1,4 +1,4 @@
-//! The SQLite store: WAL, one writer thread committing in groups, a pool of
+//! The SQLite store: WAL, one writer committing in groups, a pool of
 //! readers, cached prepared statements.
 //!
 //! Durability: the writer connection runs `synchronous = FULL`, so a COMMIT
@@ -178,7 +178,7 @@ impl SqliteStore {
 
     /// [`Self::on_writer`] without waiting: the result arrives on the returned
     /// receiver, which async callers await; a committed result is first shown
-    /// to `committed`, on the writer thread.
+    /// to `committed`, by the committing thread (see `writer`).
     fn queue<T: Send + 'static>(
         &self,
         work: impl FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,

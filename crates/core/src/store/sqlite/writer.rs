@@ -1,4 +1,6 @@
-//! The single writer: one thread owns the write connection and commits in groups.
+//! The single writer: one write connection, committed in groups by its own
+//! thread, or by the caller of an isolated write (see `Writer::run_here`);
+//! whoever commits holds the connection, so groups commit one at a time.
 //!
 //! The jobs waiting when a transaction starts share it, and one COMMIT (one
 //! fsync of the WAL) makes them all durable. A job's answer is released only
@@ -15,8 +17,11 @@
 //! write never disturbs its neighbours. Jobs are therefore re-runnable.
 
 use rusqlite::Connection;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::thread;
+use std::time::{Duration, Instant};
+use tokio::runtime::{Handle, RuntimeFlavor};
 
 /// One queued write.
 pub trait Job: Send {
@@ -37,31 +42,118 @@ pub trait Job: Send {
 /// How many queued jobs one transaction may take.
 const MAX_GROUP: usize = 128;
 
+/// How long the writer must have been idle for a write to run on its caller's
+/// thread. Under load groups follow each other within a fraction of this, so
+/// every write there joins a group on the writer thread.
+const IDLE: Duration = Duration::from_millis(1);
+
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Box<dyn Job>>,
+    shared: Arc<Shared>,
+}
+
+/// What the writer thread and an isolated write's caller share.
+struct Shared {
+    /// The write connection: held by whoever commits a group.
+    conn: Mutex<Connection>,
+    /// Jobs sent to the writer thread and not yet taken into a group.
+    queued: AtomicUsize,
+    /// When the last group ended, in microseconds since `epoch`.
+    last_commit: AtomicU64,
+    epoch: Instant,
+}
+
+impl Shared {
+    /// The connection, for the writer thread. Jobs do not panic (bad input
+    /// is an error), but if one did while holding it, its transaction is
+    /// rolled back here so that the next BEGIN finds none open.
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|poisoned| {
+            let conn = poisoned.into_inner();
+            if !conn.is_autocommit() {
+                let _ = control(&conn, "ROLLBACK");
+            }
+            self.conn.clear_poison();
+            conn
+        })
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// Commits `group` on the calling thread, which holds `conn`.
+    fn commit(&self, conn: &Connection, group: Vec<Box<dyn Job>>) {
+        commit_group(conn, group);
+        self.last_commit.store(self.now(), Ordering::Relaxed);
+    }
+
+    fn idle(&self) -> bool {
+        self.now().saturating_sub(self.last_commit.load(Ordering::Relaxed)) >= IDLE.as_micros() as u64
+    }
 }
 
 impl Writer {
     /// Starts the writer thread on `conn`.
     pub fn start(conn: Connection) -> Writer {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
-        let spawned = thread::Builder::new().name("a2app-writer".into()).spawn(move || run(conn, rx));
+        let shared = Arc::new(Shared {
+            conn: Mutex::new(conn),
+            queued: AtomicUsize::new(0),
+            last_commit: AtomicU64::new(0),
+            epoch: Instant::now(),
+        });
+        let on_thread = Arc::clone(&shared);
+        let spawned = thread::Builder::new().name("a2app-writer".into()).spawn(move || run(&on_thread, rx));
         if let Err(e) = spawned {
             tracing::error!(error = %e, "cannot start the writer thread");
         }
-        Writer { tx }
+        Writer { tx, shared }
     }
 
-    /// Queues a job. When the writer is gone the job is dropped unrun, and
-    /// with it the sender its caller waits on.
+    /// Commits a job: on the calling thread when the writer is idle (see
+    /// [`Self::run_here`]), else queued for the writer thread's next group.
+    /// When the writer is gone the job is dropped unrun, and with it the
+    /// sender its caller waits on.
     pub fn submit(&self, job: Box<dyn Job>) {
-        let _ = self.tx.send(job);
+        let Some(job) = self.run_here(job) else { return };
+        self.shared.queued.fetch_add(1, Ordering::SeqCst);
+        if self.tx.send(job).is_err() {
+            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// An isolated write (nothing queued, no group for [`IDLE`]) commits as a
+    /// group of one on the caller's thread: handing it to the sleeping writer
+    /// thread cost a wake-up and a cold start there, 4 to 11 % of such a
+    /// write's latency (measured; see ARCHITECTURE.md). The job is handed back when the
+    /// writer is busy, or when the caller is the only thread of its runtime,
+    /// which must not wait on a disk sync. On a runtime worker the wait runs
+    /// in `block_in_place`, so the worker's other tasks move to another thread.
+    fn run_here(&self, job: Box<dyn Job>) -> Option<Box<dyn Job>> {
+        let on_worker = match Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => true,
+            Ok(_) => return Some(job),
+            Err(_) => false,
+        };
+        if self.shared.queued.load(Ordering::SeqCst) != 0 || !self.shared.idle() {
+            return Some(job);
+        }
+        let Ok(conn) = self.shared.conn.try_lock() else { return Some(job) };
+        if on_worker {
+            tokio::task::block_in_place(|| self.shared.commit(&conn, vec![job]));
+        } else {
+            self.shared.commit(&conn, vec![job]);
+        }
+        None
     }
 }
 
-fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>) {
+fn run(shared: &Shared, rx: mpsc::Receiver<Box<dyn Job>>) {
     while let Ok(first) = rx.recv() {
+        // Waits here while a caller commits an isolated write.
+        let conn = shared.lock();
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
             match rx.try_recv() {
@@ -69,7 +161,10 @@ fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        commit_group(&conn, group);
+        // Only now: until the queued jobs are in a group, no caller may
+        // commit ahead of them.
+        shared.queued.fetch_sub(group.len(), Ordering::SeqCst);
+        shared.commit(&conn, group);
     }
 }
 
@@ -147,7 +242,6 @@ fn redo(conn: &Connection, kept: &mut Vec<Box<dyn Job>>, failed: &mut Vec<Box<dy
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
 
     /// A job inserting `value` into `t`, then failing when `fail` says so.
     struct Insert {
@@ -249,5 +343,151 @@ mod tests {
         assert_eq!(out.stored, vec![1, 2, 4], "nothing of the failed jobs stays");
         assert_eq!(out.runs, vec![(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (4, 1), (5, 1), (1, 3), (2, 3), (4, 2)]);
         assert_eq!(out.finished, vec![(3, false), (5, false), (1, true), (2, true), (4, true)]);
+    }
+
+    /// A job that notes the thread it ran on, optionally first waiting for
+    /// `gate`, and reports its commit on `done`.
+    struct Probe {
+        value: i64,
+        gate: Option<mpsc::Receiver<()>>,
+        ran_on: Option<String>,
+        done: mpsc::Sender<(i64, String, bool)>,
+    }
+
+    impl Job for Probe {
+        fn run(&mut self, conn: &Connection) -> bool {
+            if let Some(gate) = &self.gate
+                && gate.recv_timeout(Duration::from_secs(10)).is_err()
+            {
+                return false;
+            }
+            self.ran_on = Some(thread::current().name().unwrap_or("").to_owned());
+            conn.execute("INSERT INTO t (v) VALUES (?1)", [self.value]).is_ok()
+        }
+
+        fn finish(self: Box<Self>, committed: bool) {
+            let _ = self.done.send((self.value, self.ran_on.unwrap_or_default(), committed));
+        }
+    }
+
+    fn probe(value: i64, done: &mpsc::Sender<(i64, String, bool)>) -> Box<Probe> {
+        Box::new(Probe { value, gate: None, ran_on: None, done: done.clone() })
+    }
+
+    /// A writer on a fresh database, idle long enough for a write to run on
+    /// its caller's thread.
+    fn idle_writer() -> Writer {
+        let conn = Connection::open_in_memory().expect("database");
+        conn.execute_batch("CREATE TABLE t (v INTEGER UNIQUE)").expect("table");
+        let writer = Writer::start(conn);
+        thread::sleep(IDLE * 3);
+        writer
+    }
+
+    fn stored(writer: &Writer) -> Vec<i64> {
+        let conn = writer.shared.lock();
+        let mut stmt = conn.prepare("SELECT v FROM t ORDER BY v").expect("select");
+        stmt.query_map([], |r| r.get(0)).expect("rows").collect::<Result<_, _>>().expect("values")
+    }
+
+    #[test]
+    fn an_isolated_write_commits_on_its_callers_thread() {
+        let writer = idle_writer();
+        let (done, results) = mpsc::channel();
+        let caller = thread::Builder::new()
+            .name("caller".into())
+            .spawn({
+                let writer = writer.clone();
+                move || writer.submit(probe(1, &done))
+            })
+            .expect("thread");
+        caller.join().expect("caller");
+        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, "caller".to_owned(), true)));
+        assert_eq!(stored(&writer), vec![1]);
+    }
+
+    #[test]
+    fn a_write_after_a_recent_group_joins_the_writer_thread() {
+        let writer = idle_writer();
+        // The last group ended "now": the writer is busy, as under load.
+        writer.shared.last_commit.store(u64::MAX / 2, Ordering::Relaxed);
+        let (done, results) = mpsc::channel();
+        writer.submit(probe(1, &done));
+        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, "a2app-writer".to_owned(), true)));
+    }
+
+    #[test]
+    fn writes_arriving_during_an_isolated_commit_wait_and_follow_it() {
+        let writer = idle_writer();
+        let (done, results) = mpsc::channel();
+        let (open, gate) = mpsc::channel();
+        let first = Box::new(Probe { value: 1, gate: Some(gate), ran_on: None, done: done.clone() });
+        let caller = thread::Builder::new()
+            .name("caller".into())
+            .spawn({
+                let writer = writer.clone();
+                move || writer.submit(first)
+            })
+            .expect("thread");
+        // The first write holds the connection until the gate opens.
+        while writer.shared.conn.try_lock().is_ok() {
+            thread::yield_now();
+        }
+        writer.submit(probe(2, &done));
+        writer.submit(probe(3, &done));
+        assert_eq!(writer.shared.queued.load(Ordering::SeqCst), 2, "both wait for the writer thread");
+        open.send(()).expect("gate");
+        caller.join().expect("caller");
+        let got: Vec<_> = (0..3).map(|_| results.recv_timeout(Duration::from_secs(10)).expect("finished")).collect();
+        assert_eq!(
+            got,
+            vec![(1, "caller".into(), true), (2, "a2app-writer".into(), true), (3, "a2app-writer".into(), true)]
+        );
+        assert_eq!(stored(&writer), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn a_single_threaded_runtime_hands_every_write_to_the_writer_thread() {
+        let writer = idle_writer();
+        let (done, results) = mpsc::channel();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        runtime.block_on(async { writer.submit(probe(1, &done)) });
+        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, "a2app-writer".to_owned(), true)));
+    }
+
+    #[test]
+    fn on_a_runtime_worker_other_tasks_run_while_an_isolated_write_waits() {
+        let writer = idle_writer();
+        let (done, results) = mpsc::channel();
+        let (open, gate) = mpsc::channel();
+        let job = Box::new(Probe { value: 1, gate: Some(gate), ran_on: None, done: done.clone() });
+        // One worker: had the write blocked it, the task opening the gate
+        // could never run, and the job would fail after its timeout.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("worker")
+            .build()
+            .expect("runtime");
+        let watched = writer.clone();
+        let submitted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = Arc::clone(&submitted);
+        runtime.block_on(async {
+            let opener = tokio::spawn(async move {
+                // Opens the gate once the write holds the connection (or
+                // has given up waiting for it).
+                while watched.shared.conn.try_lock().is_ok() && !seen.load(Ordering::SeqCst) {
+                    tokio::task::yield_now().await;
+                }
+                let _ = open.send(());
+            });
+            tokio::spawn(async move {
+                writer.submit(job);
+                submitted.store(true, Ordering::SeqCst);
+            })
+            .await
+            .expect("submitting task");
+            opener.await.expect("opener");
+        });
+        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, "worker".to_owned(), true)));
     }
 }
