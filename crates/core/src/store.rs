@@ -84,9 +84,11 @@ pub trait Store: Send + Sync + 'static {
     /// attempt produced.
     fn inline(&self, work: &mut dyn FnMut()) -> bool;
 
-    /// Queues one write, applied with its read-back in the writer's next
-    /// transaction, all or nothing; the answer arrives once it is durable. Submitting does not block, so async
-    /// callers await the answer without holding a blocking-pool thread.
+    /// One write, applied with its read-back in one transaction, all or
+    /// nothing; the answer arrives once it is durable. When the writer is busy
+    /// the write is queued for its next group and this returns at once; when
+    /// it is idle the write commits before this returns (on a runtime worker
+    /// inside `block_in_place`, so the worker's other tasks go on elsewhere).
     fn write(&self, schema: &Arc<Schema>, write: Write) -> Pending<Written>;
 
     /// Persists a new job. With an `Idempotency-Key`, the key is claimed for the

@@ -105,14 +105,32 @@ async fn plain_shaped_and_single_record_subscriptions_each_get_their_form() {
 
 #[tokio::test]
 async fn changes_reach_subscribers_in_commit_order() {
+    feed_follows_commit_order().await;
+}
+
+/// On worker threads an isolated write commits on its caller's thread while
+/// the writes arriving meanwhile wait for the writer thread: both kinds of
+/// commit must feed realtime in one order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_reach_subscribers_in_commit_order_on_worker_threads() {
+    feed_follows_commit_order().await;
+}
+
+async fn feed_follows_commit_order() {
     let t = TestApp::kanban().await;
     let list = t.create("lists", json!({"name": "To Do"})).await;
     let mut stream = Stream::open(&t, &["cards/*"]).await;
     // Concurrent creates commit in groups; the feed must follow the audit
     // log's order (the order of the commits), not the order the requests'
-    // tasks happen to resume in.
-    let creates = (0..30).map(|i| t.create("cards", json!({"title": format!("card {i}"), "list": list["id"]})));
-    let created = futures_util::future::join_all(creates).await;
+    // tasks happen to resume in. The pause lets the writer go idle, so the
+    // second burst starts with an isolated write again.
+    let mut created = Vec::new();
+    for burst in 0..2 {
+        let creates =
+            (0..15).map(|i| t.create("cards", json!({"title": format!("card {burst}-{i}"), "list": list["id"]})));
+        created.extend(futures_util::future::join_all(creates).await);
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     assert_eq!(created.len(), 30);
     let mut seen = Vec::new();
     for _ in 0..30 {

@@ -71,8 +71,10 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|poisoned| {
             let conn = poisoned.into_inner();
-            if !conn.is_autocommit() {
-                let _ = control(&conn, "ROLLBACK");
+            if !conn.is_autocommit()
+                && let Err(e) = control(&conn, "ROLLBACK")
+            {
+                tracing::error!(error = %e, "cannot roll back after a panicked write");
             }
             self.conn.clear_poison();
             conn
@@ -114,8 +116,8 @@ impl Writer {
 
     /// Commits a job: on the calling thread when the writer is idle (see
     /// [`Self::run_here`]), else queued for the writer thread's next group.
-    /// When the writer is gone the job is dropped unrun, and with it the
-    /// sender its caller waits on.
+    /// When the writer thread is gone a queued job is dropped unrun, and with
+    /// it the sender its caller waits on.
     pub fn submit(&self, job: Box<dyn Job>) {
         let Some(job) = self.run_here(job) else { return };
         self.shared.queued.fetch_add(1, Ordering::SeqCst);
@@ -161,8 +163,8 @@ fn run(shared: &Shared, rx: mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        // Only now: until the queued jobs are in a group, no caller may
-        // commit ahead of them.
+        // Only now: until the queued jobs are in a group, no caller arriving
+        // after they were counted commits ahead of them.
         shared.queued.fetch_sub(group.len(), Ordering::SeqCst);
         shared.commit(&conn, group);
     }
@@ -345,10 +347,11 @@ mod tests {
         assert_eq!(out.finished, vec![(3, false), (5, false), (1, true), (2, true), (4, true)]);
     }
 
-    /// A job that notes the thread it ran on, optionally first waiting for
-    /// `gate`, and reports its commit on `done`.
+    /// A job that notes the thread it ran on, optionally first saying so on
+    /// `started` and waiting for `gate`, and reports its commit on `done`.
     struct Probe {
         value: i64,
+        started: Option<mpsc::Sender<()>>,
         gate: Option<mpsc::Receiver<()>>,
         ran_on: Option<String>,
         done: mpsc::Sender<(i64, String, bool)>,
@@ -356,6 +359,9 @@ mod tests {
 
     impl Job for Probe {
         fn run(&mut self, conn: &Connection) -> bool {
+            if let Some(started) = &self.started {
+                let _ = started.send(());
+            }
             if let Some(gate) = &self.gate
                 && gate.recv_timeout(Duration::from_secs(10)).is_err()
             {
@@ -371,7 +377,7 @@ mod tests {
     }
 
     fn probe(value: i64, done: &mpsc::Sender<(i64, String, bool)>) -> Box<Probe> {
-        Box::new(Probe { value, gate: None, ran_on: None, done: done.clone() })
+        Box::new(Probe { value, started: None, gate: None, ran_on: None, done: done.clone() })
     }
 
     /// A writer on a fresh database, idle long enough for a write to run on
@@ -421,7 +427,9 @@ mod tests {
         let writer = idle_writer();
         let (done, results) = mpsc::channel();
         let (open, gate) = mpsc::channel();
-        let first = Box::new(Probe { value: 1, gate: Some(gate), ran_on: None, done: done.clone() });
+        let (started, running) = mpsc::channel();
+        let first =
+            Box::new(Probe { value: 1, started: Some(started), gate: Some(gate), ran_on: None, done: done.clone() });
         let caller = thread::Builder::new()
             .name("caller".into())
             .spawn({
@@ -430,9 +438,7 @@ mod tests {
             })
             .expect("thread");
         // The first write holds the connection until the gate opens.
-        while writer.shared.conn.try_lock().is_ok() {
-            thread::yield_now();
-        }
+        running.recv_timeout(Duration::from_secs(10)).expect("the first write started");
         writer.submit(probe(2, &done));
         writer.submit(probe(3, &done));
         assert_eq!(writer.shared.queued.load(Ordering::SeqCst), 2, "both wait for the writer thread");
@@ -460,7 +466,7 @@ mod tests {
         let writer = idle_writer();
         let (done, results) = mpsc::channel();
         let (open, gate) = mpsc::channel();
-        let job = Box::new(Probe { value: 1, gate: Some(gate), ran_on: None, done: done.clone() });
+        let job = Box::new(Probe { value: 1, started: None, gate: Some(gate), ran_on: None, done: done.clone() });
         // One worker: had the write blocked it, the task opening the gate
         // could never run, and the job would fail after its timeout.
         let runtime = tokio::runtime::Builder::new_multi_thread()
