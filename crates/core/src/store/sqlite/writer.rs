@@ -380,6 +380,18 @@ mod tests {
         Box::new(Probe { value, started: None, gate: None, ran_on: None, done: done.clone() })
     }
 
+    /// A probe that waits for the returned gate to open, and says on the
+    /// returned receiver when it has started (holding the connection).
+    fn gated(
+        value: i64,
+        done: &mpsc::Sender<(i64, String, bool)>,
+    ) -> (Box<Probe>, mpsc::Sender<()>, mpsc::Receiver<()>) {
+        let (open, gate) = mpsc::channel();
+        let (started, running) = mpsc::channel();
+        let job = Probe { value, started: Some(started), gate: Some(gate), ran_on: None, done: done.clone() };
+        (Box::new(job), open, running)
+    }
+
     /// A writer on a fresh database, idle long enough for a write to run on
     /// its caller's thread.
     fn idle_writer() -> Writer {
@@ -426,10 +438,7 @@ mod tests {
     fn writes_arriving_during_an_isolated_commit_wait_and_follow_it() {
         let writer = idle_writer();
         let (done, results) = mpsc::channel();
-        let (open, gate) = mpsc::channel();
-        let (started, running) = mpsc::channel();
-        let first =
-            Box::new(Probe { value: 1, started: Some(started), gate: Some(gate), ran_on: None, done: done.clone() });
+        let (first, open, running) = gated(1, &done);
         let caller = thread::Builder::new()
             .name("caller".into())
             .spawn({
@@ -465,8 +474,7 @@ mod tests {
     fn on_a_runtime_worker_other_tasks_run_while_an_isolated_write_waits() {
         let writer = idle_writer();
         let (done, results) = mpsc::channel();
-        let (open, gate) = mpsc::channel();
-        let job = Box::new(Probe { value: 1, started: None, gate: Some(gate), ran_on: None, done: done.clone() });
+        let (job, open, _running) = gated(1, &done);
         // One worker: had the write blocked it, the task opening the gate
         // could never run, and the job would fail after its timeout.
         let runtime = tokio::runtime::Builder::new_multi_thread()
