@@ -92,7 +92,8 @@ impl Shared {
     }
 
     fn idle(&self) -> bool {
-        self.now().saturating_sub(self.last_commit.load(Ordering::Relaxed)) >= IDLE.as_micros() as u64
+        let since = self.now().saturating_sub(self.last_commit.load(Ordering::Relaxed));
+        u128::from(since) >= IDLE.as_micros()
     }
 }
 
@@ -129,10 +130,11 @@ impl Writer {
     /// An isolated write (nothing queued, no group for [`IDLE`]) commits as a
     /// group of one on the caller's thread: handing it to the sleeping writer
     /// thread cost a wake-up and a cold start there, 4 to 11 % of such a
-    /// write's latency (measured; see ARCHITECTURE.md). The job is handed back when the
-    /// writer is busy, or when the caller is the only thread of its runtime,
-    /// which must not wait on a disk sync. On a runtime worker the wait runs
-    /// in `block_in_place`, so the worker's other tasks move to another thread.
+    /// write's latency (measured; see ARCHITECTURE.md). The job is handed
+    /// back when the writer is busy, or when the caller is the only thread of
+    /// its runtime, which must not wait on a disk sync. On a runtime worker
+    /// the wait runs in `block_in_place`, so the worker's other tasks move to
+    /// another thread.
     fn run_here(&self, job: Box<dyn Job>) -> Option<Box<dyn Job>> {
         let on_worker = match Handle::try_current() {
             Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => true,
@@ -392,6 +394,11 @@ mod tests {
         (Box::new(job), open, running)
     }
 
+    /// Asserts that the next probe to finish is probe 1, committed on `thread`.
+    fn assert_committed_on(results: &mpsc::Receiver<(i64, String, bool)>, thread: &str) {
+        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, thread.to_owned(), true)));
+    }
+
     /// A writer on a fresh database, idle long enough for a write to run on
     /// its caller's thread.
     fn idle_writer() -> Writer {
@@ -420,7 +427,7 @@ mod tests {
             })
             .expect("thread");
         caller.join().expect("caller");
-        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, "caller".to_owned(), true)));
+        assert_committed_on(&results, "caller");
         assert_eq!(stored(&writer), vec![1]);
     }
 
@@ -431,7 +438,7 @@ mod tests {
         writer.shared.last_commit.store(u64::MAX / 2, Ordering::Relaxed);
         let (done, results) = mpsc::channel();
         writer.submit(probe(1, &done));
-        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, "a2app-writer".to_owned(), true)));
+        assert_committed_on(&results, "a2app-writer");
     }
 
     #[test]
@@ -467,7 +474,7 @@ mod tests {
         let (done, results) = mpsc::channel();
         let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
         runtime.block_on(async { writer.submit(probe(1, &done)) });
-        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, "a2app-writer".to_owned(), true)));
+        assert_committed_on(&results, "a2app-writer");
     }
 
     #[test]
@@ -502,6 +509,6 @@ mod tests {
             .expect("submitting task");
             opener.await.expect("opener");
         });
-        assert_eq!(results.recv_timeout(Duration::from_secs(10)), Ok((1, "worker".to_owned(), true)));
+        assert_committed_on(&results, "worker");
     }
 }
