@@ -122,8 +122,8 @@ async fn feed_follows_commit_order() {
     let mut stream = Stream::open(&t, &["cards/*"]).await;
     // Concurrent creates commit in groups; the feed must follow the audit
     // log's order (the order of the commits), not the order the requests'
-    // tasks happen to resume in. The pause lets the writer go idle, so the
-    // second burst starts with an isolated write again.
+    // tasks happen to resume in. The pause lets the writer go idle, so on
+    // worker threads each burst can open with an isolated, inline write.
     let mut created = Vec::new();
     for burst in 0..2 {
         let creates =
