@@ -487,14 +487,18 @@ async fn checkpoint(
         let floor_t = Target { url: floor.url.clone(), token: None };
         let fanout = fanout_rounds(config, &targets, &floor_t, lists, &keys).await;
         tokio::task::block_in_place(|| floor.child.stop(Duration::from_secs(10)));
-        let Fanout { once: fan, firsts, alone, back_to_back, streamed, floor_spaced, floor_back_to_back } = fanout?;
-        report.fanout_floor = Some(report::FanoutFloor { spaced: floor_spaced, back_to_back: floor_back_to_back });
+        let Fanout { once: fan, firsts, alone, back_to_back, streamed, floor_spaced, floor_firsts, floor_back_to_back } =
+            fanout?;
+        // Each first arrival sits at the same index as its create's last one.
+        let spread = |s: &Sample, f: &[Duration]| {
+            let gaps: Vec<Duration> = s.latencies.iter().zip(f).map(|(l, f)| l.saturating_sub(*f)).collect();
+            load::quantile(&gaps, 0.5)
+        };
+        let spaced_parts = (!floor_firsts.is_empty())
+            .then(|| (load::quantile(&floor_firsts, 0.5), spread(&floor_spaced, &floor_firsts)));
+        report.fanout_floor =
+            Some(report::FanoutFloor { spaced: floor_spaced, back_to_back: floor_back_to_back, spaced_parts });
         if let ([ours_s, pb_s], [ours_f, pb_f], [ours_a, pb_a]) = (&fan[..], &firsts[..], &alone[..]) {
-            // Each first arrival sits at the same index as its create's last one.
-            let spread = |s: &Sample, f: &[Duration]| {
-                let gaps: Vec<Duration> = s.latencies.iter().zip(f).map(|(l, f)| l.saturating_sub(*f)).collect();
-                load::quantile(&gaps, 0.5)
-            };
             report.fanout_detail = Some(report::FanoutDetail {
                 first: (load::quantile(ours_f, 0.5), load::quantile(pb_f, 0.5)),
                 spread: (spread(ours_s, ours_f), spread(pb_s, pb_f)),
@@ -591,6 +595,7 @@ async fn fanout_rounds(
     let mut alone = vec![Vec::new(); targets.len()];
     let mut back_to_back = vec![Sample::default(); targets.len()];
     let (mut floor_spaced, mut floor_back_to_back) = (Sample::default(), Sample::default());
+    let mut floor_firsts = Vec::new();
     let reps = config.fanout_reps;
     for _ in 0..config.rounds {
         for (i, t) in targets.iter().enumerate() {
@@ -654,6 +659,9 @@ async fn fanout_rounds(
                 {
                     let seen = timed_creates(&mut subs, &creates, &mut rng, reps, pause, sample).await;
                     sample.latencies.extend(seen.iter().map(|a| a.last));
+                    if !pause.is_zero() {
+                        floor_firsts.extend(seen.iter().map(|a| a.first));
+                    }
                 }
                 subs.close().await;
             }
@@ -661,7 +669,7 @@ async fn fanout_rounds(
         }
         say(format!("    {} (the floor) fan-out round done in {:.1} s", floor.url, started.elapsed().as_secs_f64()));
     }
-    Ok(Fanout { once: out, firsts, alone, back_to_back, streamed, floor_spaced, floor_back_to_back })
+    Ok(Fanout { once: out, firsts, alone, back_to_back, streamed, floor_spaced, floor_firsts, floor_back_to_back })
 }
 
 /// `reps` timed creates seen by `subs`, one at a time with `pause` after
@@ -720,8 +728,9 @@ struct Fanout {
     back_to_back: Vec<Sample>,
     /// Creates under load, each counted once every subscriber saw it.
     streamed: Vec<Sample>,
-    /// The floor (see `floor`): as `once`, then as `back_to_back`.
+    /// The floor (see `floor`): as `once` and `firsts`, then as `back_to_back`.
     floor_spaced: Sample,
+    floor_firsts: Vec<Duration>,
     floor_back_to_back: Sample,
 }
 

@@ -73,6 +73,10 @@ pub struct FanoutFloor {
     pub spaced: Sample,
     /// With no pause, as the no-pause row.
     pub back_to_back: Sample,
+    /// The spaced creates' medians, as [`FanoutDetail`]'s: until the first
+    /// subscriber saw a create, then until the last one did. `None` when no
+    /// spaced create reached every subscriber.
+    pub spaced_parts: Option<(Duration, Duration)>,
 }
 
 #[derive(Default)]
@@ -319,6 +323,15 @@ impl Report {
             crate::fanout::SPACING.as_millis(),
             ms(floors[1])
         );
+        if let Some((first, spread)) = floor.spaced_parts {
+            let _ = write!(
+                o,
+                " With the pause, its first subscriber saw a create after **{} ms** and the others followed within \
+                 **{} ms** (medians, as above).",
+                ms(first),
+                ms(spread)
+            );
+        }
         if let [spaced, back_to_back] = self.one_create_rows()[..]
             && floors.iter().all(|f| !f.is_zero())
         {
@@ -459,12 +472,20 @@ mod tests {
             // Spaced, then no pause, as `main` pushes them; the allowances are 4.50 / 3 and 2.70 / 3.
             rows: vec![fan("spaced", 2_100, 4_500), fan("no pause", 1_200, 2_700)],
             idle_commit: Some(Duration::from_micros(420)),
-            fanout_floor: Some(FanoutFloor { spaced: sample(&[1_150]), back_to_back: sample(&[1_000]) }),
+            fanout_floor: Some(FanoutFloor {
+                spaced: sample(&[1_150]),
+                back_to_back: sample(&[1_000]),
+                spaced_parts: Some((Duration::from_micros(400), Duration::from_micros(750))),
+            }),
             ..Report::default()
         };
         let text = report.render();
         assert!(
-            text.contains("saw all of them after **1.15 ms** with 20 ms between creates and **1.00 ms** with no pause"),
+            text.contains(
+                "saw all of them after **1.15 ms** with 20 ms between creates and **1.00 ms** with no pause (p50). \
+                 With the pause, its first subscriber saw a create after **0.40 ms** and the others followed within \
+                 **0.75 ms** (medians, as above)."
+            ),
             "{text}"
         );
         assert!(text.contains("PocketBase's p50s are 3.9× and 2.7× the floor."), "{text}");
@@ -476,7 +497,7 @@ mod tests {
         );
         assert!(text.contains("one raw commit after idle alone takes 0.42 ms)."), "{text}");
         // Both on one side: the side is named once.
-        let lower = FanoutFloor { spaced: sample(&[1_000]), back_to_back: sample(&[700]) };
+        let lower = FanoutFloor { spaced: sample(&[1_000]), back_to_back: sample(&[700]), spaced_parts: None };
         let rows = vec![fan("spaced", 2_100, 4_500), fan("no pause", 1_200, 2_700)];
         let both = Report { rows, fanout_floor: Some(lower), ..Report::default() };
         assert!(both.render().contains("These are **0.50 ms** and **0.20 ms** above the floor"), "{}", both.render());
@@ -485,8 +506,8 @@ mod tests {
         // A failed floor create is an error of the run, named as the floor's.
         let mut failed = sample(&[1_000]);
         failed.fail("1 subscriber(s): refused".into());
-        let report =
-            Report { fanout_floor: Some(FanoutFloor { spaced: sample(&[1_150]), back_to_back: failed }), ..report };
+        let floor = FanoutFloor { spaced: sample(&[1_150]), back_to_back: failed, spaced_parts: None };
+        let report = Report { fanout_floor: Some(floor), ..report };
         assert_eq!(report.errors(), 1);
         assert_eq!(report.first_error().as_deref(), Some("the fan-out floor: 1 subscriber(s): refused"));
 
@@ -495,5 +516,7 @@ mod tests {
         let text = alone.render();
         assert!(text.contains("**1.15 ms** with 20 ms between creates"), "{text}");
         assert!(!text.contains("would have to see ours within"), "{text}");
+        // Without the spaced parts, the floor's first and last are not named.
+        assert!(!text.contains("its first subscriber"), "{text}");
     }
 }
