@@ -409,6 +409,12 @@ mod tests {
         writer
     }
 
+    /// Submits `job` from a thread named `caller`, the name an inline commit reports.
+    fn submit_from_caller(writer: &Writer, job: Box<dyn Job>) -> thread::JoinHandle<()> {
+        let writer = writer.clone();
+        thread::Builder::new().name("caller".into()).spawn(move || writer.submit(job)).expect("thread")
+    }
+
     fn stored(writer: &Writer) -> Vec<i64> {
         let conn = writer.shared.lock();
         let mut stmt = conn.prepare("SELECT v FROM t ORDER BY v").expect("select");
@@ -419,14 +425,7 @@ mod tests {
     fn an_isolated_write_commits_on_its_callers_thread() {
         let writer = idle_writer();
         let (done, results) = mpsc::channel();
-        let caller = thread::Builder::new()
-            .name("caller".into())
-            .spawn({
-                let writer = writer.clone();
-                move || writer.submit(probe(1, &done))
-            })
-            .expect("thread");
-        caller.join().expect("caller");
+        submit_from_caller(&writer, probe(1, &done)).join().expect("caller");
         assert_committed_on(&results, "caller");
         assert_eq!(stored(&writer), vec![1]);
     }
@@ -446,13 +445,7 @@ mod tests {
         let writer = idle_writer();
         let (done, results) = mpsc::channel();
         let (first, open, running) = gated(1, &done);
-        let caller = thread::Builder::new()
-            .name("caller".into())
-            .spawn({
-                let writer = writer.clone();
-                move || writer.submit(first)
-            })
-            .expect("thread");
+        let caller = submit_from_caller(&writer, first);
         // The first write holds the connection until the gate opens.
         running.recv_timeout(Duration::from_secs(10)).expect("the first write started");
         writer.submit(probe(2, &done));
