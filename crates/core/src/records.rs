@@ -588,8 +588,8 @@ fn new_write(
 }
 
 /// Publishes the committed change to the realtime hub, from the committing
-/// thread (see `OnCommit`): in commit order, and before the writing request's
-/// task is even woken. Nothing is built while nobody listens.
+/// thread (see `OnCommit`): in commit order, and before the writing request
+/// is answered. Nothing is built while nobody listens.
 fn feed(app: &App, entity_name: &str, action: Action) -> OnCommit {
     let (hub, entity) = (app.realtime.clone(), entity_name.to_owned());
     OnCommit(Arc::new(move |written: &Written| {
