@@ -38,7 +38,7 @@ impl Row {
 /// Facts about one server over the run.
 #[derive(Default)]
 pub struct ServerFacts {
-    /// VmRSS shortly after the first start, with the records it then held.
+    /// VmRSS a second after start at the first table size, with the records it then held.
     pub idle_kib: Option<(u64, u64)>,
     /// The highest VmHWM of any of its processes.
     pub peak_kib: u64,
@@ -198,8 +198,12 @@ impl Report {
         let idle = |f: &ServerFacts| {
             f.idle_kib.map(|(kib, n)| format!("{} ({} cards)", mib(kib), thousands(n))).unwrap_or_else(|| "—".into())
         };
-        let _ =
-            writeln!(o, "| idle memory (VmRSS after the first start) | {} | {} |", idle(&self.ours), idle(&self.pb));
+        let _ = writeln!(
+            o,
+            "| idle memory (VmRSS a second after start, first size) | {} | {} |",
+            idle(&self.ours),
+            idle(&self.pb)
+        );
         let _ =
             writeln!(o, "| peak memory (highest VmHWM) | {} | {} |", mib(self.ours.peak_kib), mib(self.pb.peak_kib));
         for (n, _) in &self.pb.startups {
