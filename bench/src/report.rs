@@ -38,7 +38,7 @@ impl Row {
 /// Facts about one server over the run.
 #[derive(Default)]
 pub struct ServerFacts {
-    /// VmRSS a second after start at the first table size, with the records it then held.
+    /// VmRSS shortly after start (a second; 0.2 s in smoke) at the first table size, with the records it then held.
     pub idle_kib: Option<(u64, u64)>,
     /// The highest VmHWM of any of its processes.
     pub peak_kib: u64,
