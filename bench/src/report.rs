@@ -200,7 +200,7 @@ impl Report {
         };
         let _ = writeln!(
             o,
-            "| idle memory (VmRSS a second after start, first size) | {} | {} |",
+            "| idle memory (VmRSS shortly after start, first size) | {} | {} |",
             idle(&self.ours),
             idle(&self.pb)
         );
