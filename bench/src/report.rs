@@ -568,7 +568,7 @@ mod tests {
         );
         assert!(text.contains("one raw commit after idle alone takes 0.42 ms)."), "{text}");
         // Both on one side: the side is named once.
-        let lower = FanoutFloor { spaced: sample(&[1_000]), back_to_back: sample(&[700]), spaced_parts: None };
+        let lower = floor_of(1_000, 700);
         let rows = vec![fan("spaced", 2_100, 4_500), fan("no pause", 1_200, 2_700)];
         let both = Report { rows, fanout_floor: Some(lower), ..Report::default() };
         assert!(both.render().contains("These are **0.50 ms** and **0.20 ms** above the floor"), "{}", both.render());
@@ -601,6 +601,11 @@ mod tests {
         Row { label: label.into(), fanout: false, ours: in_a_second(ours), pb: in_a_second(pb) }
     }
 
+    /// A floor with one spaced and one no-pause sample, in microseconds.
+    fn floor_of(spaced: u64, back_to_back: u64) -> FanoutFloor {
+        FanoutFloor { spaced: sample(&[spaced]), back_to_back: sample(&[back_to_back]), spaced_parts: None }
+    }
+
     #[test]
     fn throughput_and_one_create_latency_get_a_verdict_each() {
         let report = Report {
@@ -612,11 +617,7 @@ mod tests {
                 fan("no pause", 900, 1_800),
             ],
             idle_commit: Some(Duration::from_micros(330)),
-            fanout_floor: Some(FanoutFloor {
-                spaced: sample(&[800]),
-                back_to_back: sample(&[650]),
-                spaced_parts: None,
-            }),
+            fanout_floor: Some(floor_of(800, 650)),
             ..Report::default()
         };
         let targets = report.targets();
@@ -642,11 +643,7 @@ mod tests {
             rows: vec![load("create", 250, 100), fan("spaced", 2_000, 4_500), fan("no pause", 900, 2_220)],
             idle_commit: Some(Duration::from_micros(330)),
             raw_sqlite: Some((5_000.0, 12_000.0)),
-            fanout_floor: Some(FanoutFloor {
-                spaced: sample(&[800]),
-                back_to_back: sample(&[650]),
-                spaced_parts: None,
-            }),
+            fanout_floor: Some(floor_of(800, 650)),
             ..Report::default()
         };
         let targets = report.targets();
