@@ -221,7 +221,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// A progress line on stderr, with the time since the run started.
 /// Starts per server and table size; the start-up time reported is their
 /// median. One start is too noisy to compare here: spawning any process on
 /// this shared VM, even the floor, now and then takes 15 to 30 ms longer.
@@ -245,6 +244,7 @@ async fn started<S>(
     }
 }
 
+/// A progress line on stderr, with the time since the run started.
 fn say(message: impl std::fmt::Display) {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     let at = START.get_or_init(Instant::now).elapsed();
