@@ -22,6 +22,12 @@ pub struct Row {
 }
 
 impl Row {
+    /// The p50 ours must stay under for a latency row to be [`TARGET_RATIO`]
+    /// times faster than PocketBase.
+    pub fn allowance(&self) -> Duration {
+        self.pb.quantile(0.5).div_f64(TARGET_RATIO)
+    }
+
     /// How many times faster ours is: throughput ratio, or the inverse p50
     /// ratio for fan-out.
     pub fn ratio(&self) -> f64 {
@@ -264,7 +270,7 @@ impl Report {
                     o,
                     " For that row to reach {TARGET_RATIO}×, every subscriber would have to see ours within \
                      **{} ms** (PocketBase's p50 divided by {TARGET_RATIO}).",
-                    ms(fan.pb.quantile(0.5).div_f64(TARGET_RATIO))
+                    ms(fan.allowance())
                 );
             }
             let _ = writeln!(o);
@@ -329,7 +335,7 @@ impl Report {
         if floor.is_zero() {
             return None;
         }
-        let allowance = row.pb.quantile(0.5).div_f64(TARGET_RATIO);
+        let allowance = row.allowance();
         if allowance < floor {
             return Some(format!(
                 "; {TARGET_RATIO}× needs {} ms, less than the floor's {} ms: no server reaches it here",
@@ -378,7 +384,7 @@ impl Report {
         if let [spaced, back_to_back] = self.one_create_rows()[..]
             && floors.iter().all(|f| !f.is_zero())
         {
-            let allowances = [spaced, back_to_back].map(|r| r.pb.quantile(0.5).div_f64(TARGET_RATIO));
+            let allowances = [spaced, back_to_back].map(Row::allowance);
             // How far each allowance lies from its floor, and on which side.
             let gap = |i: usize| match allowances[i].checked_sub(floors[i]) {
                 Some(left) => (format!("**{} ms**", ms(left)), "above"),
@@ -422,10 +428,12 @@ impl Report {
         out.push(format!(
             "At least {TARGET_RATIO}× PocketBase's throughput on every workload: {}{}",
             met(slow.is_empty()),
-            match lowest {
-                _ if !slow.is_empty() => format!(" — below it: {}", slow.join("; ")),
-                Some(r) => format!(" (the lowest: {}, {:.2}×)", r.label, r.ratio()),
-                None => String::new(),
+            if !slow.is_empty() {
+                format!(" — below it: {}", slow.join("; "))
+            } else if let Some(r) = lowest {
+                format!(" (the lowest: {}, {:.2}×)", r.label, r.ratio())
+            } else {
+                String::new()
             }
         ));
         let one_create = self.one_create_rows();
@@ -435,12 +443,8 @@ impl Report {
                 .enumerate()
                 .filter(|(_, r)| r.ratio() < TARGET_RATIO)
                 .map(|(i, r)| {
-                    let mut line = format!("{} ({:.2}×, {:.0}% short", r.label, r.ratio(), short(r));
-                    if let Some(bound) = self.one_create_bound(i, r) {
-                        line.push_str(&bound);
-                    }
-                    line.push(')');
-                    line
+                    let bound = self.one_create_bound(i, r).unwrap_or_default();
+                    format!("{} ({:.2}×, {:.0}% short{bound})", r.label, r.ratio(), short(r))
                 })
                 .collect();
             out.push(format!(
