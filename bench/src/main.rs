@@ -808,3 +808,30 @@ fn machine() -> Vec<(String, String)> {
         ("load average at start".into(), loadavg()),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_server_is_started_five_times_and_its_median_start_up_kept() {
+        let times = [40, 9, 12, 7, 30].map(Duration::from_millis);
+        let mut calls = 0;
+        let (last, median) = started(
+            async || {
+                calls += 1;
+                Ok(times[calls - 1])
+            },
+            |t| *t,
+        )
+        .await
+        .expect("no start failed");
+        assert_eq!(calls, STARTS);
+        assert_eq!(last, Duration::from_millis(30), "the last start is the one kept");
+        assert_eq!(median, Duration::from_millis(12));
+
+        // A failed start ends the attempt with its error.
+        let failed = started(async || Err::<Duration, _>(anyhow::anyhow!("port in use")), |t| *t).await;
+        assert_eq!(failed.map(|_| ()).unwrap_err().to_string(), "port in use");
+    }
+}
