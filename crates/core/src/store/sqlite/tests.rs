@@ -224,3 +224,36 @@ async fn a_receipt_names_the_referenced_record_by_its_label_or_its_id() {
     let in_box = in_box.await.expect("answered").expect("stored");
     assert_eq!(in_box.receipt.text, "Added \"Emma\" to box000000000001", "without a label, the id");
 }
+
+/// The key and the audit entry every write adds cost one B-tree each: the
+/// keys live in their primary key and the audit needs no `sqlite_sequence`.
+/// Entries are still numbered in commit order, and a used key still refuses.
+#[tokio::test]
+async fn a_keyed_write_adds_one_key_row_and_one_audit_entry_numbered_in_commit_order() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, schema) = open(&dir);
+    let keyed = |id: &str, key: &str| {
+        let mut w = create(id, "Keyed");
+        w.key = Some(key.into());
+        w
+    };
+    for (id, key) in [("k00000000000001", "first"), ("k00000000000002", "second"), ("k00000000000003", "third")] {
+        store.write(&schema, keyed(id, key)).await.expect("answered").expect("stored");
+    }
+    let replay = store.write(&schema, keyed("k00000000000004", "second")).await.expect("answered");
+    assert!(matches!(&replay, Err(StoreError::DuplicateRequest { id }) if id == "k00000000000002"), "{replay:?}");
+    let entries = store.receipts("", 10).expect("the audit reads");
+    let order: Vec<(i64, &str)> = entries.iter().map(|e| (e.seq, e.receipt.id.as_str())).collect();
+    assert_eq!(order, vec![(1, "k00000000000001"), (2, "k00000000000002"), (3, "k00000000000003")]);
+    let shape = store
+        .on_writer(|conn| {
+            let sequences: i64 =
+                conn.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'", [], |r| r.get(0))?;
+            let without_rowid: i64 =
+                conn.query_row("SELECT wr FROM pragma_table_list('_a2app_keys')", [], |r| r.get(0))?;
+            let keys: i64 = conn.query_row("SELECT count(*) FROM _a2app_keys", [], |r| r.get(0))?;
+            Ok((sequences, without_rowid, keys))
+        })
+        .expect("the shape reads");
+    assert_eq!(shape, (0, 1, 3), "(sqlite_sequence tables, keys WITHOUT ROWID, key rows)");
+}
