@@ -17,7 +17,7 @@ const INDEX_PREFIX: &str = "a2app_idx_";
 
 /// The runtime's own tables. Entity names cannot start with `_`, so these never collide.
 ///
-/// Every write adds a key and an audit entry, so each B-tree here costs a
+/// Every write adds an audit entry, and a keyed one a key: each B-tree here costs a
 /// page in every commit's WAL. Keys live in their primary key (`WITHOUT
 /// ROWID`: no separate rowid table), and audit entries take the next rowid
 /// without `AUTOINCREMENT`, which would also rewrite `sqlite_sequence`; entries
