@@ -1,6 +1,7 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
 pub mod auth;
+pub mod connection;
 pub mod dashboard;
 pub mod discovery;
 pub mod identity;
@@ -87,6 +88,7 @@ pub fn router(state: State) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), cors))
         .with_state(state)
         .merge(mcp)
+        .layer(middleware::from_fn(connection::close_unread))
 }
 
 /// CORS for the origins app.toml allows. The app's own page is same-origin and

@@ -4,10 +4,12 @@
 #![allow(clippy::unwrap_used)] // test helpers panic on purpose: a panic is a failed test
 
 mod access;
+mod connection;
 mod contract;
 mod dashboard;
 mod discovery;
 mod files;
+mod fuzz;
 mod guard;
 mod mcp;
 mod ops;
