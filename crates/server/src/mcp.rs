@@ -26,9 +26,9 @@ use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -201,6 +201,40 @@ impl ServerHandler for Handler {
         origin(&ctx)?;
         Ok(ReadResourceResponse::Complete(resources::read(&self.state.app, &request.uri)?))
     }
+
+    /// rmcp passes on as custom a request of a known method whose params do
+    /// not fit that method's type (`tools/call` with `arguments: false`), and
+    /// by default answers "method not found" (404 in the 2026-07-28 era). For
+    /// the methods served here the answer is invalid params (-32602), as
+    /// JSON-RPC has it; any other method stays not found.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        match misfit(&request.method, request.params) {
+            Some(why) => Err(ErrorData::invalid_params(why, None)),
+            None => Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)),
+        }
+    }
+}
+
+/// Why `params` do not fit `method`, when it is a method this server
+/// answers: rmcp hands such a request over as a custom one.
+fn misfit(method: &str, params: Option<serde_json::Value>) -> Option<String> {
+    use serde_json::from_value;
+    let params = params.unwrap_or_default();
+    let error = match method {
+        "tools/call" => from_value::<CallToolRequestParams>(params).err(),
+        "resources/read" => from_value::<ReadResourceRequestParams>(params).err(),
+        "prompts/get" => from_value::<GetPromptRequestParams>(params).err(),
+        "tools/list" | "resources/list" | "prompts/list" => from_value::<Option<PaginatedRequestParams>>(params).err(),
+        _ => return None,
+    };
+    Some(match error {
+        Some(e) => format!("the params of {method} do not fit it: {e}"),
+        None => format!("the params of {method} do not fit it"),
+    })
 }
 
 /// The server's name in `serverInfo`: the app's id, as `a2app/<id>`.

@@ -360,3 +360,25 @@ async fn full_mode_adds_one_typed_tool_per_operation() {
     let first = tool(&t, "clear_done", json!({})).await;
     assert_eq!(first["structuredContent"]["code"], "approval_required");
 }
+
+/// Params that do not fit a method served here are invalid params (200 and
+/// -32602 in the 2026-07-28 era), not an unknown method; unknown methods stay 404.
+#[tokio::test]
+async fn params_that_do_not_fit_a_method_are_invalid_params() {
+    let t = TestApp::kanban().await;
+    let bearer = format!("Bearer {}", t.token);
+    let auth = [("authorization", bearer.as_str())];
+    for (arguments, why) in [
+        (json!(false), "invalid type: boolean `false`, expected a map"),
+        (json!([1]), "invalid type: sequence, expected a map"),
+    ] {
+        let (status, body) = rpc(&t, &auth, "tools/call", json!({"name": "query", "arguments": arguments})).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["error"]["code"], -32602, "{body}");
+        assert_eq!(body["error"]["message"], format!("the params of tools/call do not fit it: {why}"));
+    }
+    let (status, body) = rpc(&t, &auth, "resources/read", json!({"uri": 7})).await;
+    assert_eq!((status, body["error"]["code"].as_i64()), (200, Some(-32602)), "{body}");
+    let (status, body) = rpc(&t, &auth, "tools/nope", json!({})).await;
+    assert_eq!((status, body["error"]["code"].as_i64()), (404, Some(-32601)), "{body}");
+}
