@@ -746,3 +746,113 @@ fn a_local_port_reused_by_another_app_follows_the_registry() {
     assert_eq!(stale["error"]["code"], "not_running");
     assert_eq!(home.run(&["--json", "notes", "lists"]).expect(1).json()["totalItems"], 0);
 }
+
+/// Random command lines against a served kanban app (seeded; `A2APP_FUZZ_SEED`
+/// replays one): every run ends with a documented exit code (0 to 3), none
+/// panics, and with `--json` whatever is on stdout is one JSON object.
+#[test]
+fn random_command_lines_end_with_a_documented_code() {
+    use rand::seq::IndexedRandom;
+    use rand::{RngExt, SeedableRng};
+    let seed = std::env::var("A2APP_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x00a2_a990u64);
+    let runs = std::env::var("A2APP_FUZZ_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(300usize);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let home = Home::new();
+    let (_dir, server) = kanban(&home);
+    let list = home.run(&["--json", "kanban", "create", "lists", "name=To Do"]).expect(0).json();
+    let list_id = list["record"]["id"].as_str().or_else(|| list["id"].as_str()).unwrap_or("").to_owned();
+    assert_eq!(list_id.len(), 15, "{list}");
+
+    let targets = ["kanban", server.url.as_str(), "nope", "http://127.0.0.1:1", "", "kanban/x", "ftp://x"];
+    let words: &[&str] = &[
+        "cards",
+        "lists",
+        "members",
+        "nope",
+        "create",
+        "update",
+        "delete",
+        "run",
+        "job",
+        "whoami",
+        "describe",
+        "ops",
+        "move_card",
+        "complete_card",
+        "clear_done",
+        "cards_in_list",
+        "export_board",
+        "To Do",
+        "title=x",
+        "title=",
+        "list=To Do",
+        "list=",
+        "due_date=tomorrow",
+        "due_date=next friday",
+        "due_date=2026-13-40",
+        "priority=high",
+        "priority=nope",
+        "points=101",
+        "points=-1",
+        "points=x",
+        "labels:=[\"bug\"]",
+        "labels:=[",
+        "meta:={\"a\":1}",
+        "meta:=",
+        "done:=true",
+        "=x",
+        ":=",
+        "x",
+        "é",
+        "🦀",
+        "--",
+        "-",
+        "abcdefghijklmno",
+        "card=x",
+        "list=x",
+        "position=2.5",
+    ];
+    let flags: &[&[&str]] = &[
+        &["--json"],
+        &["--filter", "title ~ 'x'"],
+        &["--filter", "((("],
+        &["--sort", "-created"],
+        &["--sort", "nope"],
+        &["--page", "0"],
+        &["--per-page", "1000"],
+        &["--key", "k1"],
+        &["--no-wait"],
+        &["--agent", "fuzz"],
+        &["--yes"],
+    ];
+    let mut codes = [0usize; 4];
+    for run in 0..runs {
+        let mut args: Vec<String> = Vec::new();
+        if rng.random_bool(0.95) {
+            args.push((*targets.choose(&mut rng).unwrap()).to_owned());
+        }
+        for _ in 0..rng.random_range(0..5) {
+            let word = *words.choose(&mut rng).unwrap();
+            args.push(if word == "abcdefghijklmno" { list_id.clone() } else { word.to_owned() });
+        }
+        for _ in 0..rng.random_range(0..3) {
+            args.extend(flags.choose(&mut rng).unwrap().iter().map(|s| (*s).to_owned()));
+        }
+        if rng.random_bool(0.3) {
+            args.insert(0, "--json".into());
+        }
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let got = home.run(&argv);
+        let context = format!("seed {seed}, run {run}: a2app {argv:?}\nstdout:\n{}\nstderr:\n{}", got.out(), got.err());
+        assert!((0..=3).contains(&got.code()), "exit {}: {context}", got.code());
+        codes[got.code() as usize] += 1;
+        assert!(!got.err().contains("panicked"), "{context}");
+        if argv.contains(&"--json") && !got.out().trim().is_empty() {
+            let parsed: Result<Value, _> = serde_json::from_slice(&got.0.stdout);
+            assert!(parsed.is_ok_and(|v| v.is_object()), "not one JSON object: {context}");
+        }
+    }
+    // The app still answers, and the runs reached every outcome.
+    home.run(&["kanban", "whoami"]).expect(0);
+    assert!(codes.iter().all(|&n| n >= runs / 40), "exit codes 0, 1, 2, 3: {codes:?}");
+}
