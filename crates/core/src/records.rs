@@ -227,8 +227,10 @@ pub async fn view(
 }
 
 /// Whether a change to `record` may be shown to `caller` (realtime): rules
-/// apply as for a view. A deleted record can no longer be checked against a
-/// rule, so rule-bound callers are not told of deletes.
+/// apply as for a view, judged on the record as the change left it (for a
+/// delete, as it was), not on whatever is stored by the time a stream looks:
+/// a record deleted just after its creation was announced to its owner would
+/// otherwise hide both events.
 pub async fn may_see(
     app: &Arc<App>,
     caller: &Caller,
@@ -239,10 +241,12 @@ pub async fn may_see(
         Ok(None) => Ok(true),
         Err(Error::Forbidden(_)) => Ok(false),
         Err(e) => Err(e),
-        Ok(Some(rule)) => match record.get("id").and_then(Value::as_str) {
-            Some(id) if id::is_valid(id) => visible(app, caller, entity_name, id, rule).await,
-            _ => Ok(false),
-        },
+        Ok(Some(rule)) => {
+            let ctx = rules::context(app, caller, "GET", None);
+            let (name, record) = (entity_name.to_owned(), record.clone());
+            read(app, move |app| Ok(app.store.record_satisfies(&app.definition.schema, &name, &record, &rule, &ctx)?))
+                .await
+        }
     }
 }
 

@@ -44,6 +44,19 @@ pub trait Store: Send + Sync + 'static {
         ctx: &QueryContext,
     ) -> Result<Vec<String>, StoreError>;
 
+    /// Whether `record` (one of `entity`'s records, as the API shows it)
+    /// satisfies `rule`, judged on those values rather than on the row stored
+    /// now: a change is judged as it was committed, and a deleted record still
+    /// can be. What the rule reads through relations is read as stored now.
+    fn record_satisfies(
+        &self,
+        schema: &Schema,
+        entity: &str,
+        record: &Map<String, Value>,
+        rule: &Expr,
+        ctx: &QueryContext,
+    ) -> Result<bool, StoreError>;
+
     /// Ids of the rows of `entity` whose `field` (a ref or list of refs) points
     /// at `target`, at most `limit`, in the order the store finds them: the
     /// back-relation side of expand.

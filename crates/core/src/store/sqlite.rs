@@ -357,6 +357,35 @@ impl Store for SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    fn record_satisfies(
+        &self,
+        schema: &Schema,
+        entity_name: &str,
+        record: &Map<String, Value>,
+        rule: &crate::filter::Expr,
+        ctx: &QueryContext,
+    ) -> Result<bool, StoreError> {
+        let ent = entity(schema, entity_name)?;
+        let frag = query::compile_filter(schema, entity_name, rule, ctx)?;
+        // The record as a one-row table under the entity's name: the rule's
+        // SQL refers to the main table by that name only as a correlation, and
+        // its joins name real tables, which this alias does not shadow.
+        let mut columns = Vec::with_capacity(ent.fields.len() + 3);
+        let mut params = Vec::with_capacity(ent.fields.len() + 3 + frag.params.len());
+        for system in ["id", "created", "updated"] {
+            columns.push(format!("? AS {}", quote(system)));
+            params.push(Sql::Text(record.get(system).and_then(Value::as_str).unwrap_or_default().to_owned()));
+        }
+        for (name, field) in &ent.fields {
+            columns.push(format!("? AS {}", quote(name)));
+            params.push(record.get(name).map_or_else(|| row::zero(&field.kind), |v| row::to_sql(&field.kind, v)));
+        }
+        params.extend(frag.params);
+        let sql = format!("SELECT 1 FROM (SELECT {}) AS {} WHERE {}", columns.join(", "), quote(entity_name), frag.sql);
+        let conn = self.reader()?;
+        Ok(conn.prepare_cached(&sql)?.exists(params_from_iter(params.iter()))?)
+    }
+
     fn referencing(
         &self,
         schema: &Schema,

@@ -201,3 +201,84 @@ async fn a_topic_with_a_line_break_is_refused_and_the_old_subscriptions_stay() {
     assert_eq!(event, "cards/*");
     assert_eq!(data["record"]["title"], "After");
 }
+
+/// Signs a user of the notes fixture up and in; returns (id, token).
+async fn user(t: &TestApp, email: &str) -> (String, String) {
+    let body = json!({"email": email, "password": "pass word 1", "passwordConfirm": "pass word 1"});
+    let id = t.create("users", body).await["id"].as_str().unwrap().to_owned();
+    let sign_in = json!({"identity": email, "password": "pass word 1"});
+    let (status, auth) = t.call("POST", "/api/collections/users/auth-with-password", Some(sign_in)).await;
+    assert_eq!(status, 200, "{auth}");
+    (id, auth["token"].as_str().unwrap().to_owned())
+}
+
+/// A user's stream subscribed to `notes/*`.
+async fn user_stream(t: &TestApp, token: &str) -> Stream {
+    let response = t.http.get(format!("{}/api/realtime", t.url)).header("Authorization", token).send().await.unwrap();
+    let mut stream = Stream { response, buffer: String::new(), client_id: String::new(), chunks: 0 };
+    let (_, hello) = stream.next().await;
+    stream.client_id = hello["clientId"].as_str().unwrap().to_owned();
+    let subscribe = t.http.post(format!("{}/api/realtime", t.url)).header("Authorization", token);
+    let body = json!({"clientId": stream.client_id, "subscriptions": ["notes/*"]});
+    let (status, answer) = t.send(subscribe, Some(body)).await;
+    assert_eq!(status, 204, "{answer}");
+    stream
+}
+
+/// Each user's stream gets exactly the changes the view rule lets them see,
+/// judged on the record as each change left it: a delete is seen by whoever
+/// could see the record, and a record deleted at once still had its creation seen.
+#[tokio::test]
+async fn each_user_sees_the_changes_the_view_rule_shows_them_as_committed() {
+    let t = TestApp::fixture("notes").await;
+    let (ann, ann_token) = user(&t, "ann@example.com").await;
+    let (bob, bob_token) = user(&t, "bob@example.com").await;
+    let mut ann_stream = user_stream(&t, &ann_token).await;
+    let mut bob_stream = user_stream(&t, &bob_token).await;
+    let write = |method: &str, path: String, token: &str, body: Option<Value>| {
+        let req = t.http.request(method.parse().unwrap(), format!("{}{path}", t.url));
+        t.send(req.header("X-LUI-Token", &t.token).header("Authorization", token), body)
+    };
+    let create = |token: &str, owner: &str, title: &str, public: bool| {
+        let body = json!({"title": title, "owner": owner, "public": public});
+        write("POST", "/api/collections/notes/records".into(), token, Some(body))
+    };
+    let note = |title: &str| title.to_owned();
+    let mut ids = std::collections::HashMap::new();
+    for (token, owner, title, public) in
+        [(&ann_token, &ann, "p", false), (&ann_token, &ann, "q", true), (&bob_token, &bob, "r", false)]
+    {
+        let (status, record) = create(token, owner, title, public).await;
+        assert_eq!(status, 200, "{record}");
+        ids.insert(note(title), record["id"].as_str().unwrap().to_owned());
+    }
+    let path = |title: &str| format!("/api/collections/notes/records/{}", ids[title]);
+    for (title, public) in [("p", true), ("q", false)] {
+        let (status, body) = write("PATCH", path(title), &ann_token, Some(json!({"public": public}))).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    assert_eq!(write("DELETE", path("p"), &ann_token, None).await.0, 204);
+    assert_eq!(write("DELETE", path("r"), &bob_token, None).await.0, 204);
+    // Seen by both: it closes each stream's expected sequence.
+    let (status, marker) = create(&ann_token, &ann, "m", true).await;
+    assert_eq!(status, 200, "{marker}");
+    ids.insert(note("m"), marker["id"].as_str().unwrap().to_owned());
+
+    let expect = |events: &[(&str, &str)]| -> Vec<(String, String)> {
+        events.iter().map(|(action, title)| ((*action).to_owned(), ids[*title].clone())).collect()
+    };
+    let want_ann =
+        expect(&[("create", "p"), ("create", "q"), ("update", "p"), ("update", "q"), ("delete", "p"), ("create", "m")]);
+    // Bob sees q while public, p once public (and its delete), all of his own r, never q's turn to private.
+    let want_bob =
+        expect(&[("create", "q"), ("create", "r"), ("update", "p"), ("delete", "p"), ("delete", "r"), ("create", "m")]);
+    for (stream, want) in [(&mut ann_stream, want_ann), (&mut bob_stream, want_bob)] {
+        let mut got = Vec::new();
+        while got.len() < want.len() {
+            let (event, data) = stream.next().await;
+            assert_eq!(event, "notes/*");
+            got.push((data["action"].as_str().unwrap().to_owned(), data["record"]["id"].as_str().unwrap().to_owned()));
+        }
+        assert_eq!(got, want);
+    }
+}

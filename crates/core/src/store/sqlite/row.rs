@@ -37,6 +37,16 @@ pub fn to_sql(kind: &FieldType, value: &Value) -> Sql {
     }
 }
 
+/// The value a column holds for a field that was never set (its declared default).
+pub fn zero(kind: &FieldType) -> Sql {
+    match kind {
+        FieldType::Number { .. } | FieldType::Boolean => Sql::Integer(0),
+        FieldType::ListEnum { .. } | FieldType::ListRef { .. } => Sql::Text("[]".to_owned()),
+        FieldType::Json => Sql::Null,
+        _ => Sql::Text(String::new()),
+    }
+}
+
 /// A SQLite column value as the typed JSON value of its field.
 pub fn from_sql(kind: &FieldType, value: ValueRef<'_>) -> Value {
     match kind {
