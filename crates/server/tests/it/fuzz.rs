@@ -7,7 +7,9 @@
 //!   envelope with a code of the table and that code's status;
 //! - no destructive operation runs without approval (none is given);
 //! - afterwards each entity holds exactly the records whose creation was
-//!   acknowledged and whose deletion was not.
+//!   acknowledged and whose deletion was not, and the owner's realtime stream
+//!   held one create event for each acknowledged create and one delete event
+//!   for each acknowledged delete, and no event for anything else.
 //!
 //! Then raw bytes that are not HTTP at all go straight to the socket, and the
 //! app must still answer. MCP tool calls get the same treatment: arguments of
@@ -15,6 +17,7 @@
 //! or invalid params (-32602), and the records afterwards as acknowledged. The counts of what was exercised are asserted too,
 //! so a generator that only produced refusals would fail.
 
+use crate::realtime::Stream;
 use crate::{NOW, TestApp};
 use protocol::ErrorCode;
 use protocol::schema::{Entity, FieldType};
@@ -81,6 +84,9 @@ struct Fuzzer<'a> {
     entities: Vec<(String, Entity)>,
     /// Ids acknowledged as created and not acknowledged as deleted.
     live: BTreeMap<String, BTreeSet<String>>,
+    /// Every (entity, id) acknowledged as created, and as deleted.
+    created: BTreeSet<(String, String)>,
+    deleted: BTreeSet<(String, String)>,
     /// Idempotency keys already sent.
     keys: Vec<String>,
     /// Users' tokens (multi-user apps).
@@ -107,6 +113,8 @@ impl<'a> Fuzzer<'a> {
             rng: StdRng::seed_from_u64(seed),
             entities,
             live,
+            created: BTreeSet::new(),
+            deleted: BTreeSet::new(),
             keys: Vec::new(),
             users: Vec::new(),
             destructive,
@@ -677,23 +685,60 @@ impl<'a> Fuzzer<'a> {
                 let (Some(entity), Some(id)) = (entity, id) else {
                     return Err(format!("a created record without collectionName and id: {}", answer.body));
                 };
-                self.live.entry(entity.to_owned()).or_default().insert(id.to_owned());
-                self.seen.created += 1;
+                self.acknowledge_create(entity, id);
             }
             Intent::Delete(entity, id) if ok => {
                 if status != 204 {
                     return Err(format!("a delete answered {status}, not 204"));
                 }
-                if !self.live.get_mut(entity).is_some_and(|ids| ids.remove(id)) {
-                    return Err(format!("deleted {entity}/{id}, which was not live"));
-                }
-                self.seen.deleted += 1;
+                self.acknowledge_delete(entity, id)?;
             }
             _ if ok && req.method == "PATCH" => self.seen.updated += 1,
             _ if ok && req.method == "GET" && answer.body["items"].is_array() => self.seen.listed += 1,
             _ => {}
         }
         Ok(())
+    }
+
+    fn acknowledge_create(&mut self, entity: &str, id: &str) {
+        self.live.entry(entity.to_owned()).or_default().insert(id.to_owned());
+        self.created.insert((entity.to_owned(), id.to_owned()));
+        self.seen.created += 1;
+    }
+
+    fn acknowledge_delete(&mut self, entity: &str, id: &str) -> Result<(), String> {
+        if !self.live.get_mut(entity).is_some_and(|ids| ids.remove(id)) {
+            return Err(format!("deleted {entity}/{id}, which was not live"));
+        }
+        self.deleted.insert((entity.to_owned(), id.to_owned()));
+        self.seen.deleted += 1;
+        Ok(())
+    }
+
+    /// Reads `stream` until it is quiet, and checks its events against what
+    /// was acknowledged: exactly one create event for every acknowledged
+    /// create and one delete event for every acknowledged delete, and no
+    /// event for a record never acknowledged as created (or there before).
+    async fn check_events(&self, stream: &mut Stream, before: &[(&str, String)]) {
+        let mut creates: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let mut deletes: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let known: BTreeSet<(String, String)> =
+            before.iter().map(|(e, id)| ((*e).to_owned(), id.clone())).chain(self.created.iter().cloned()).collect();
+        while let Some((event, data)) = stream.within(Duration::from_secs(2)).await {
+            let entity = data["record"]["collectionName"].as_str().unwrap_or_default().to_owned();
+            assert_eq!(event, format!("{entity}/*"), "{data}");
+            let key = (entity, data["record"]["id"].as_str().unwrap_or_default().to_owned());
+            assert!(known.contains(&key), "an event for a record never acknowledged: {data}");
+            match data["action"].as_str() {
+                Some("create") => *creates.entry(key).or_default() += 1,
+                Some("delete") => *deletes.entry(key).or_default() += 1,
+                Some("update") => {}
+                other => panic!("unknown action {other:?}: {data}"),
+            }
+        }
+        let once = |set: &BTreeSet<(String, String)>| set.iter().map(|k| (k.clone(), 1)).collect::<BTreeMap<_, _>>();
+        assert_eq!(creates, once(&self.created), "one create event per acknowledged create");
+        assert_eq!(deletes, once(&self.deleted), "one delete event per acknowledged delete");
     }
 
     async fn run(&mut self, rounds: usize, seed: u64) -> Result<(), String> {
@@ -862,15 +907,11 @@ impl<'a> Fuzzer<'a> {
                     let (Some(entity), Some(id)) = (entity, content["id"].as_str()) else {
                         return Err(format!("a created record without collectionName and id: {body}"));
                     };
-                    self.live.entry(entity.to_owned()).or_default().insert(id.to_owned());
-                    self.seen.created += 1;
+                    self.acknowledge_create(entity, id);
                 }
                 "delete" => {
                     let (entity, id) = (args["entity"].as_str().unwrap_or(""), args["id"].as_str().unwrap_or(""));
-                    if !self.live.get_mut(entity).is_some_and(|ids| ids.remove(id)) {
-                        return Err(format!("deleted {entity}/{id}, which was not live"));
-                    }
-                    self.seen.deleted += 1;
+                    self.acknowledge_delete(entity, id)?;
                 }
                 "update" => self.seen.updated += 1,
                 "query" => self.seen.listed += 1,
@@ -936,6 +977,9 @@ fn encode(s: &str) -> String {
 /// (entity, id), with these users' (id, token).
 async fn fuzz(t: &TestApp, existing: &[(&str, String)], users: Vec<(String, String)>, rounds: usize) -> Seen {
     let seed = seed();
+    // The owner's stream of every entity: each acknowledged write must show in it.
+    let topics: Vec<String> = t.app.definition.schema.entities.keys().map(|e| format!("{e}/*")).collect();
+    let mut stream = Stream::open(t, &topics.iter().map(String::as_str).collect::<Vec<_>>()).await;
     let mut f = Fuzzer::new(t, seed);
     f.users = users;
     for (entity, id) in existing {
@@ -946,6 +990,7 @@ async fn fuzz(t: &TestApp, existing: &[(&str, String)], users: Vec<(String, Stri
     }
     let stored = f.stored().await;
     assert_eq!(stored, f.live, "the records are those acknowledged as created and not as deleted (seed {seed})");
+    f.check_events(&mut stream, existing).await;
     let (status, _) = t.call("GET", "/api/health", None).await;
     assert_eq!(status, 200);
     f.seen

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 /// One open `/api/realtime` stream.
-struct Stream {
+pub(crate) struct Stream {
     response: reqwest::Response,
     buffer: String,
     client_id: String,
@@ -15,7 +15,7 @@ struct Stream {
 
 impl Stream {
     /// Connects with the agent token and subscribes to `topics`.
-    async fn open(t: &TestApp, topics: &[&str]) -> Stream {
+    pub(crate) async fn open(t: &TestApp, topics: &[&str]) -> Stream {
         let response =
             t.http.get(format!("{}/api/realtime", t.url)).header("X-LUI-Token", &t.token).send().await.unwrap();
         assert_eq!(response.status(), 200);
@@ -33,6 +33,12 @@ impl Stream {
 
     /// The next event's name and JSON data (within five seconds).
     async fn next(&mut self) -> (String, Value) {
+        self.within(Duration::from_secs(5)).await.expect("an event within 5 s")
+    }
+
+    /// The next event's name and JSON data, or `None` when no byte comes
+    /// within `wait`. The stream closing is a failure.
+    pub(crate) async fn within(&mut self, wait: Duration) -> Option<(String, Value)> {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let frame: String = self.buffer.drain(..end + 2).collect();
@@ -48,13 +54,10 @@ impl Stream {
                 if event.is_empty() {
                     continue; // a keep-alive comment
                 }
-                return (event, serde_json::from_str(&data).unwrap());
+                return Some((event, serde_json::from_str(&data).unwrap()));
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(5), self.response.chunk())
-                .await
-                .expect("an event within 5 s")
-                .unwrap()
-                .expect("the stream stays open");
+            let chunk = tokio::time::timeout(wait, self.response.chunk()).await.ok()?;
+            let chunk = chunk.unwrap().expect("the stream stays open");
             self.chunks += 1;
             self.buffer.push_str(&String::from_utf8_lossy(&chunk));
         }
