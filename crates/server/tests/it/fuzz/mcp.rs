@@ -8,6 +8,9 @@ use rand::RngExt;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
+const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
+
 impl Fuzzer<'_> {
     /// A tool call of the compact MCP surface: a tool (sometimes one that
     /// does not exist) and arguments, mostly of the right shape.
@@ -90,36 +93,65 @@ impl Fuzzer<'_> {
         (tool.to_owned(), args)
     }
 
-    /// Sends a tool call as the owner over the modern (stateless) era.
-    pub(super) async fn call_tool(&self, tool: &str, arguments: &Value) -> Result<(u16, Value), String> {
-        const MODERN: &str = "2026-07-28";
-        let params = json!({
-            "name": tool,
-            "arguments": arguments,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        });
-        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
-        let request = self
+    /// Sends a tool call as the owner: over the modern (stateless) era, or in
+    /// a legacy (2025-11-25) `session`.
+    pub(super) async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        session: Option<&str>,
+    ) -> Result<(u16, Value), String> {
+        let mut params = json!({"name": tool, "arguments": arguments});
+        let mut request = self
             .t
             .http
             .post(format!("{}/mcp", self.t.url))
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
-            .header("mcp-protocol-version", MODERN)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .header("authorization", format!("Bearer {}", self.t.token))
-            .body(body.to_string());
-        let response = tokio::time::timeout(Duration::from_secs(20), request.send())
+            .header("authorization", format!("Bearer {}", self.t.token));
+        match session {
+            Some(id) => request = request.header("mcp-session-id", id).header("mcp-protocol-version", LEGACY),
+            None => {
+                params["_meta"] = json!({
+                    "io.modelcontextprotocol/protocolVersion": MODERN,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                });
+                request = request
+                    .header("mcp-protocol-version", MODERN)
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", tool);
+            }
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
+        let response = tokio::time::timeout(Duration::from_secs(20), request.body(body.to_string()).send())
             .await
             .map_err(|_| "no answer within 20 s".to_owned())?
             .map_err(|e| format!("transport error: {e:?}"))?;
         let status = response.status().as_u16();
         let text = response.text().await.map_err(|e| format!("body error: {e}"))?;
-        Ok((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
+        Ok((status, message(&text)))
+    }
+
+    /// Opens a legacy session (initialize, then initialized); its id.
+    pub(super) async fn legacy_session(&self) -> String {
+        let post = |body: Value| {
+            self.t
+                .http
+                .post(format!("{}/mcp", self.t.url))
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .header("authorization", format!("Bearer {}", self.t.token))
+                .body(body.to_string())
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}});
+        let response = post(init).send().await.expect("initialize");
+        assert_eq!(response.status(), 200);
+        let session = response.headers()["mcp-session-id"].to_str().expect("session id").to_owned();
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let response = post(done).header("mcp-session-id", &session).header("mcp-protocol-version", LEGACY);
+        assert_eq!(response.send().await.expect("initialized").status(), 202);
+        session
     }
 
     /// Checks one tool call's answer; updates the bookkeeping.
@@ -171,22 +203,31 @@ impl Fuzzer<'_> {
         Ok(())
     }
 
-    pub(super) async fn run_tools(&mut self, calls: usize, seed: u64) -> Result<(), String> {
+    pub(super) async fn run_tools(&mut self, calls: usize, seed: u64, session: Option<&str>) -> Result<(), String> {
         for i in 0..calls {
             let (tool, args) = self.tool_call();
-            let checked = match self.call_tool(&tool, &args).await {
+            let checked = match self.call_tool(&tool, &args, session).await {
                 Ok((status, body)) => self.check_tool(&tool, &args, status, &body),
                 Err(problem) => Err(problem),
             };
             if let Err(problem) = checked {
-                return Err(format!("seed {seed}, tool call {i}: {problem}\n{tool} {args}"));
+                let era = if session.is_some() { LEGACY } else { MODERN };
+                return Err(format!("seed {seed}, tool call {i} ({era}): {problem}\n{tool} {args}"));
             }
         }
         Ok(())
     }
 }
 
-/// The MCP tools of the kanban app, called with arguments of every shape.
+/// The JSON-RPC message of an answer: the body itself, or the `data:` of an
+/// SSE answer's message (the legacy era may stream its one answer).
+fn message(text: &str) -> Value {
+    let data = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| d.starts_with('{'));
+    serde_json::from_str(data.unwrap_or(text)).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+/// The MCP tools of the kanban app, called with arguments of every shape, in
+/// both eras.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_tool_calls_never_break_the_mcp_endpoint() {
     let t = TestApp::with_config(|toml| toml.replace("writes_per_minute = 3000", "writes_per_minute = 0")).await;
@@ -194,7 +235,11 @@ async fn random_tool_calls_never_break_the_mcp_endpoint() {
     let seed = seed();
     let mut f = Fuzzer::new(&t, seed);
     f.live.entry("lists".into()).or_default().insert(list["id"].as_str().unwrap().to_owned());
-    if let Err(problem) = f.run_tools(rounds(500) * 2, seed).await {
+    if let Err(problem) = f.run_tools(rounds(500), seed, None).await {
+        panic!("{problem}");
+    }
+    let session = f.legacy_session().await;
+    if let Err(problem) = f.run_tools(rounds(500), seed, Some(&session)).await {
         panic!("{problem}");
     }
     let stored = f.stored().await;
