@@ -231,21 +231,19 @@ pub async fn view(
 /// delete, as it was), not on whatever is stored by the time a stream looks:
 /// a record deleted just after its creation was announced to its owner would
 /// otherwise hide both events.
-pub async fn may_see(
-    app: &Arc<App>,
-    caller: &Caller,
-    entity_name: &str,
-    record: &Map<String, Value>,
-) -> Result<bool, Error> {
-    match rules::rule(app, caller, entity_name, rules::Action::View) {
+pub async fn may_see(app: &Arc<App>, caller: &Caller, change: &Arc<Change>) -> Result<bool, Error> {
+    match rules::rule(app, caller, &change.entity, rules::Action::View) {
         Ok(None) => Ok(true),
         Err(Error::Forbidden(_)) => Ok(false),
         Err(e) => Err(e),
         Ok(Some(rule)) => {
             let ctx = rules::context(app, caller, "GET", None);
-            let (name, record) = (entity_name.to_owned(), record.clone());
-            read(app, move |app| Ok(app.store.record_satisfies(&app.definition.schema, &name, &record, &rule, &ctx)?))
-                .await
+            let change = Arc::clone(change);
+            read(app, move |app| {
+                let schema = &app.definition.schema;
+                Ok(app.store.record_satisfies(schema, &change.entity, &change.record, &rule, &ctx)?)
+            })
+            .await
         }
     }
 }

@@ -200,16 +200,14 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
 impl StreamState {
     /// Appends the frames `change` makes for this stream's subscriptions, if
     /// the caller may see the record.
-    async fn add(&mut self, change: &Change) {
+    async fn add(&mut self, change: &Arc<Change>) {
         let subs: Vec<Arc<Subscription>> = self
             .client
             .subscriptions
             .read()
             .map(|s| s.iter().filter(|s| matches(s, change)).cloned().collect())
             .unwrap_or_default();
-        if subs.is_empty()
-            || !records::may_see(&self.app, &self.caller, &change.entity, &change.record).await.unwrap_or(false)
-        {
+        if subs.is_empty() || !records::may_see(&self.app, &self.caller, change).await.unwrap_or(false) {
             return;
         }
         let whole = !rules::may_redact(&self.app, &self.caller, &change.entity);
