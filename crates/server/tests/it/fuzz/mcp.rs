@@ -3,6 +3,7 @@
 
 use super::{Fuzzer, assert_exercised, rounds, seed};
 use crate::TestApp;
+use crate::realtime::Stream;
 use protocol::ErrorCode;
 use rand::RngExt;
 use serde_json::{Map, Value, json};
@@ -233,8 +234,10 @@ async fn random_tool_calls_never_break_the_mcp_endpoint() {
     let t = TestApp::with_config(|toml| toml.replace("writes_per_minute = 3000", "writes_per_minute = 0")).await;
     let list = t.create("lists", json!({"name": "To Do"})).await;
     let seed = seed();
+    let mut stream = Stream::open(&t, &["cards/*", "lists/*", "members/*"]).await;
     let mut f = Fuzzer::new(&t, seed);
-    f.live.entry("lists".into()).or_default().insert(list["id"].as_str().unwrap().to_owned());
+    let existing = [("lists", list["id"].as_str().unwrap().to_owned())];
+    f.live.entry("lists".into()).or_default().insert(existing[0].1.clone());
     if let Err(problem) = f.run_tools(rounds(500), seed, None).await {
         panic!("{problem}");
     }
@@ -244,5 +247,6 @@ async fn random_tool_calls_never_break_the_mcp_endpoint() {
     }
     let stored = f.stored().await;
     assert_eq!(stored, f.live, "the records are those acknowledged as created and not as deleted (seed {seed})");
+    f.check_events(&mut stream, &existing).await;
     assert_exercised(&f.seen);
 }
