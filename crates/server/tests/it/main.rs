@@ -19,7 +19,7 @@ mod users;
 
 use a2app_core::clock::FixedClock;
 use a2app_core::{App, OpenOptions};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -124,6 +124,17 @@ impl TestApp {
         let json =
             if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
         (status, json)
+    }
+
+    /// Signs a user up (as the owner) and in; returns (id, token).
+    pub async fn user(&self, email: &str, password: &str) -> (String, String) {
+        let body = json!({"email": email, "password": password, "passwordConfirm": password});
+        let created = self.create("users", body).await;
+        let sign_in = json!({"identity": email, "password": password});
+        let (status, auth) = self.call("POST", "/api/collections/users/auth-with-password", Some(sign_in)).await;
+        assert_eq!(status, 200, "{auth}");
+        assert_eq!(auth["record"]["id"], created["id"]);
+        (created["id"].as_str().unwrap().to_owned(), auth["token"].as_str().unwrap().to_owned())
     }
 
     /// Creates a record and returns it; panics unless the answer is 200.

@@ -544,14 +544,6 @@ mod multi_user {
        "executor": {"kind": "crud", "entity": "notes", "action": "update", "id": "{:note}", "set": {"title": "{:title}"}}}
     ]"#;
 
-    async fn user(t: &TestApp, email: &str) -> (String, String) {
-        let body = json!({"email": email, "password": "pass words", "passwordConfirm": "pass words"});
-        let (_, created) = as_user(t, None, "POST", "/api/collections/users/records", Some(body)).await;
-        let login = json!({"identity": email, "password": "pass words"});
-        let (_, auth) = t.call("POST", "/api/collections/users/auth-with-password", Some(login)).await;
-        (created["id"].as_str().unwrap().to_owned(), auth["token"].as_str().unwrap().to_owned())
-    }
-
     async fn note(t: &TestApp, token: &str, owner: &str, title: &str, public: bool) -> String {
         let body = json!({"title": title, "owner": owner, "public": public});
         let (status, n) = as_user(t, Some(token), "POST", "/api/collections/notes/records", Some(body)).await;
@@ -567,8 +559,8 @@ mod multi_user {
     async fn operations_run_as_the_calling_user_under_their_rules() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
         let t = TestApp::serve(&root, |t| t.to_owned(), Some(OPS), Default::default()).await;
-        let (ann, ann_token) = user(&t, "ann@example.com").await;
-        let (bob, bob_token) = user(&t, "bob@example.com").await;
+        let (ann, ann_token) = t.user("ann@example.com", "pass words").await;
+        let (bob, bob_token) = t.user("bob@example.com", "pass words").await;
         let a = note(&t, &ann_token, &ann, "a: ann's", false).await;
         let b = note(&t, &bob_token, &bob, "b: bob's", false).await;
         note(&t, &bob_token, &bob, "c: bob's public", true).await;

@@ -205,16 +205,6 @@ async fn a_topic_with_a_line_break_is_refused_and_the_old_subscriptions_stay() {
     assert_eq!(data["record"]["title"], "After");
 }
 
-/// Signs a user of the notes fixture up and in; returns (id, token).
-async fn user(t: &TestApp, email: &str) -> (String, String) {
-    let body = json!({"email": email, "password": "pass word 1", "passwordConfirm": "pass word 1"});
-    let id = t.create("users", body).await["id"].as_str().unwrap().to_owned();
-    let sign_in = json!({"identity": email, "password": "pass word 1"});
-    let (status, auth) = t.call("POST", "/api/collections/users/auth-with-password", Some(sign_in)).await;
-    assert_eq!(status, 200, "{auth}");
-    (id, auth["token"].as_str().unwrap().to_owned())
-}
-
 /// A user's stream subscribed to `notes/*`.
 async fn user_stream(t: &TestApp, token: &str) -> Stream {
     let response = t.http.get(format!("{}/api/realtime", t.url)).header("Authorization", token).send().await.unwrap();
@@ -234,8 +224,8 @@ async fn user_stream(t: &TestApp, token: &str) -> Stream {
 #[tokio::test]
 async fn each_user_sees_the_changes_the_view_rule_shows_them_as_committed() {
     let t = TestApp::fixture("notes").await;
-    let (ann, ann_token) = user(&t, "ann@example.com").await;
-    let (bob, bob_token) = user(&t, "bob@example.com").await;
+    let (ann, ann_token) = t.user("ann@example.com", "pass word 1").await;
+    let (bob, bob_token) = t.user("bob@example.com", "pass word 1").await;
     let mut ann_stream = user_stream(&t, &ann_token).await;
     let mut bob_stream = user_stream(&t, &bob_token).await;
     let write = |method: &str, path: String, token: &str, body: Option<Value>| {

@@ -4,23 +4,6 @@
 use crate::{TestApp, as_user, violations};
 use serde_json::{Value, json};
 
-/// Signs a user up (as the owner) and in; returns (id, token).
-async fn user(t: &TestApp, email: &str, password: &str) -> (String, String) {
-    let body = json!({"email": email, "password": password, "passwordConfirm": password, "name": email});
-    let (status, created) = as_user(t, None, "POST", "/api/collections/users/records", Some(body)).await;
-    assert_eq!(status, 200, "{created}");
-    let (status, auth) = t
-        .call(
-            "POST",
-            "/api/collections/users/auth-with-password",
-            Some(json!({"identity": email, "password": password})),
-        )
-        .await;
-    assert_eq!(status, 200, "{auth}");
-    assert_eq!(auth["record"]["id"], created["id"]);
-    (created["id"].as_str().unwrap().to_owned(), auth["token"].as_str().unwrap().to_owned())
-}
-
 #[tokio::test]
 async fn passwords_are_hashed_never_returned_and_checked() {
     let t = TestApp::fixture("notes").await;
@@ -87,7 +70,7 @@ async fn passwords_are_hashed_never_returned_and_checked() {
 #[tokio::test]
 async fn tokens_identify_the_user_and_a_password_change_revokes_them() {
     let t = TestApp::fixture("notes").await;
-    let (id, token) = user(&t, "ann@example.com", "correct horse").await;
+    let (id, token) = t.user("ann@example.com", "correct horse").await;
     let (_, me) = as_user(&t, Some(&token), "GET", "/api/_a2app/whoami", None).await;
     assert_eq!((me["kind"].as_str(), me["user"].as_str()), (Some("user"), Some(id.as_str())));
     // PocketBase's SDK sends the bare token; `Bearer` works too.
@@ -124,8 +107,8 @@ async fn tokens_identify_the_user_and_a_password_change_revokes_them() {
 #[tokio::test]
 async fn rules_decide_what_each_user_sees_and_changes() {
     let t = TestApp::fixture("notes").await;
-    let (ann, ann_token) = user(&t, "ann@example.com", "correct horse").await;
-    let (bob, bob_token) = user(&t, "bob@example.com", "correct horse").await;
+    let (ann, ann_token) = t.user("ann@example.com", "correct horse").await;
+    let (bob, bob_token) = t.user("bob@example.com", "correct horse").await;
     let note = |title: &str, owner: &str, public: bool| json!({"title": title, "owner": owner, "public": public});
 
     let (status, private) =

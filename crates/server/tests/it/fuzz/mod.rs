@@ -421,17 +421,7 @@ async fn random_requests_never_break_a_multi_user_app() {
     let t = TestApp::fixture("notes").await;
     let mut users = Vec::new();
     for email in ["ann@example.com", "bob@example.com"] {
-        let body = json!({"email": email, "password": "pass word 1", "passwordConfirm": "pass word 1"});
-        let created = t.create("users", body).await;
-        let (status, auth) = t
-            .call(
-                "POST",
-                "/api/collections/users/auth-with-password",
-                Some(json!({"identity": email, "password": "pass word 1"})),
-            )
-            .await;
-        assert_eq!(status, 200, "{auth}");
-        users.push((created["id"].as_str().unwrap().to_owned(), auth["token"].as_str().unwrap().to_owned()));
+        users.push(t.user(email, "pass word 1").await);
     }
     let existing: Vec<(&str, String)> = users.iter().map(|(id, _)| ("users", id.clone())).collect();
     let seen = fuzz(&t, &existing, users, rounds(300)).await;
