@@ -760,7 +760,7 @@ fn random_command_lines_end_with_a_documented_code() {
     let home = Home::new();
     let (_dir, server) = kanban(&home);
     let list = home.run(&["--json", "kanban", "create", "lists", "name=To Do"]).expect(0).json();
-    let list_id = list["record"]["id"].as_str().or_else(|| list["id"].as_str()).unwrap_or("").to_owned();
+    let list_id = list["id"].as_str().unwrap_or_default().to_owned();
     assert_eq!(list_id.len(), 15, "{list}");
 
     let targets = ["kanban", server.url.as_str(), "nope", "http://127.0.0.1:1", "", "kanban/x", "ftp://x"];
