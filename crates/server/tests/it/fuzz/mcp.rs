@@ -103,13 +103,7 @@ impl Fuzzer<'_> {
         session: Option<&str>,
     ) -> Result<(u16, Value), String> {
         let mut params = json!({"name": tool, "arguments": arguments});
-        let mut request = self
-            .t
-            .http
-            .post(format!("{}/mcp", self.t.url))
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("authorization", format!("Bearer {}", self.t.token));
+        let mut request = self.mcp_post();
         match session {
             Some(id) => request = request.header("mcp-session-id", id).header("mcp-protocol-version", LEGACY),
             None => {
@@ -133,17 +127,19 @@ impl Fuzzer<'_> {
         Ok((status, message(&text)))
     }
 
+    /// A POST to `/mcp` as the owner, accepting both answer forms.
+    fn mcp_post(&self) -> reqwest::RequestBuilder {
+        self.t
+            .http
+            .post(format!("{}/mcp", self.t.url))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {}", self.t.token))
+    }
+
     /// Opens a legacy session (initialize, then initialized); its id.
     pub(super) async fn legacy_session(&self) -> String {
-        let post = |body: Value| {
-            self.t
-                .http
-                .post(format!("{}/mcp", self.t.url))
-                .header("accept", "application/json, text/event-stream")
-                .header("content-type", "application/json")
-                .header("authorization", format!("Bearer {}", self.t.token))
-                .body(body.to_string())
-        };
+        let post = |body: Value| self.mcp_post().body(body.to_string());
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}});
         let response = post(init).send().await.expect("initialize");
