@@ -161,6 +161,7 @@ impl App {
         let migration = crate::store::Store::migrate(&store, &definition.schema, options.allow_destructive).map_err(
             |e| match e {
                 crate::store::StoreError::MigrationRefused(what) => OpenError::Refused(what),
+                crate::store::StoreError::Unmigratable(why) => OpenError::Store(why),
                 other => OpenError::Store(other.to_string()),
             },
         )?;

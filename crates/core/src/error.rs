@@ -80,6 +80,7 @@ impl From<StoreError> for Error {
             StoreError::InUse { entity, field } => Error::InUse { entity, field },
             StoreError::Filter(f) => Error::InvalidFilter(f),
             StoreError::MigrationRefused(what) => Error::Internal(what.join("; ")),
+            StoreError::Unmigratable(why) => Error::Internal(why),
             StoreError::Internal(detail) => Error::Internal(detail),
         }
     }

@@ -17,6 +17,10 @@ pub const FILE: &str = "schema.json";
 /// Names that would collide with a system key of a record.
 const RESERVED_FIELD_NAMES: &[&str] = &["id", "created", "updated", "collectionid", "collectionname", "expand"];
 
+/// Table names SQLite keeps for itself, and those of the runtime's indexes
+/// (which share the tables' namespace).
+const RESERVED_ENTITY_PREFIXES: &[&str] = &["sqlite_", "a2app_"];
+
 /// `^[a-z][a-z0-9_]*$`, at most 63 characters.
 pub fn is_valid_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -87,6 +91,8 @@ fn validate(root: &Node, multi_user: bool, problems: &mut Problems) -> Schema {
             problems.push(&path, format!("bad entity name \"{name}\": names match ^[a-z][a-z0-9_]*$"));
         } else if name.contains("_via_") {
             problems.push(&path, format!("bad entity name \"{name}\": \"_via_\" is reserved for back-relations"));
+        } else if let Some(prefix) = RESERVED_ENTITY_PREFIXES.iter().find(|p| name.starts_with(*p)) {
+            problems.push(&path, format!("bad entity name \"{name}\": \"{prefix}\" starts the database's own names"));
         }
         if schema.entities.contains_key(name) {
             problems.push(&path, format!("duplicate entity \"{name}\""));
@@ -113,7 +119,48 @@ fn validate(root: &Node, multi_user: bool, problems: &mut Problems) -> Schema {
         schema.entities.insert_before(0, crate::auth::ENTITY.to_owned(), crate::auth::entity(declared));
         check_rules(&schema, problems);
     }
+    check_index_names(&schema, problems);
     schema
+}
+
+/// Every index has a name in the database built from its entity's and its
+/// fields' names (`store::sqlite::index_name`), and names may hold `__`, so
+/// two indexes can come out with one name: the migration could not create
+/// the second. A repeat of an index is reported too; a declared index on
+/// `created` alone is the one every entity has, and is not.
+fn check_index_names(schema: &Schema, problems: &mut Problems) {
+    let created = vec!["created".to_owned()];
+    // Database name -> (entity, fields, position among the declared indexes).
+    let mut taken: std::collections::HashMap<String, (&str, &[String], Option<usize>)> = Default::default();
+    for (entity, def) in &schema.entities {
+        let path = join("$.entities", entity);
+        let all = std::iter::once((None, &created)).chain(def.indexes.iter().enumerate().map(|(i, c)| (Some(i), c)));
+        for (position, cols) in all {
+            let name = crate::store::sqlite::index_name(entity, cols);
+            let here = match position {
+                Some(i) => index(&join(&path, "indexes"), i),
+                None => path.clone(),
+            };
+            match taken.get(&name) {
+                None => {
+                    taken.insert(name, (entity, cols, position));
+                }
+                Some((e, c, earlier)) if *e == entity && *c == cols.as_slice() => {
+                    if let Some(j) = earlier {
+                        problems.push(here, format!("the same index as indexes[{j}]"));
+                    }
+                }
+                Some((e, c, _)) => problems.push(
+                    here,
+                    format!(
+                        "this index would be named {name} in the database, as is the index of \"{e}\" on {}; \
+                         rename one of the entities or fields",
+                        c.join(", ")
+                    ),
+                ),
+            }
+        }
+    }
 }
 
 /// Every rule must name real fields: compile it against the finished schema.
@@ -566,6 +613,27 @@ mod tests {
                 "$.entities.a.fields.id: \"id\" is a system field and cannot be declared",
                 "$.entities.a.fields.n.default: default 1.5 does not fit the field (expected a whole number)",
                 "$.entities.a.fields.e.default: default \"y\" does not fit the field (expected one of: x)",
+            ]
+        );
+    }
+
+    #[test]
+    fn names_the_database_keeps_or_could_not_tell_apart_are_refused() {
+        let text = r#"{"entities": {
+            "sqlite_stats": {"fields": {}},
+            "a2app_idx_a__created": {"fields": {}},
+            "a": {"fields": {"b": {"type": "string"}, "c": {"type": "string"}, "b__c": {"type": "string"}},
+                  "indexes": [["created"], ["b", "c"], ["b"], ["b", "c"], ["b__c"]]},
+            "a__b": {"fields": {"c": {"type": "string"}}, "indexes": [["c"]]}
+        }}"#;
+        assert_eq!(
+            problems_of(text),
+            [
+                "$.entities.sqlite_stats: bad entity name \"sqlite_stats\": \"sqlite_\" starts the database's own names",
+                "$.entities.a2app_idx_a__created: bad entity name \"a2app_idx_a__created\": \"a2app_\" starts the database's own names",
+                "$.entities.a.indexes[3]: the same index as indexes[1]",
+                "$.entities.a.indexes[4]: this index would be named a2app_idx_a__b__c in the database, as is the index of \"a\" on b, c; rename one of the entities or fields",
+                "$.entities.a__b.indexes[0]: this index would be named a2app_idx_a__b__c in the database, as is the index of \"a\" on b, c; rename one of the entities or fields",
             ]
         );
     }

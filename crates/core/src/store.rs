@@ -308,6 +308,9 @@ pub enum StoreError {
     Filter(#[from] crate::filter::FilterError),
     #[error("migration refused: {}", .0.join("; "))]
     MigrationRefused(Vec<String>),
+    /// The stored data cannot take the new schema at all, destructive or not.
+    #[error("{0}")]
+    Unmigratable(String),
     #[error("storage failure: {0}")]
     Internal(String),
 }

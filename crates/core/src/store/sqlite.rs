@@ -9,6 +9,7 @@ mod approvals;
 mod jobs;
 mod migrate;
 pub mod query;
+pub(crate) use migrate::index_name;
 mod row;
 mod users;
 mod writer;

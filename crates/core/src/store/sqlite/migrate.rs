@@ -174,9 +174,27 @@ impl Plan<'_> {
         Ok(self.tx.query_row(&sql, [], |r| r.get(0))?)
     }
 
-    /// Drops the managed indexes covering `column` (SQLite refuses to drop an indexed column).
+    /// A table that becomes a multi-user app's users (it held an entity
+    /// named `users` before) must not hold one email twice: the unique index
+    /// could not be built, and no `--allow-destructive` would help.
+    fn refuse_shared_emails(&self, table: &str) -> Result<(), StoreError> {
+        let sql = format!(
+            "SELECT \"email\" FROM {} WHERE \"email\" != '' GROUP BY \"email\" COLLATE NOCASE HAVING COUNT(*) > 1 LIMIT 1",
+            quote(table)
+        );
+        match self.tx.query_row(&sql, [], |r| r.get::<_, String>(0)).optional()? {
+            None => Ok(()),
+            Some(email) => Err(StoreError::Unmigratable(format!(
+                "{table}.email holds {email:?} more than once, and each user of a multi-user app needs an email \
+                 of their own: change the others, then start again"
+            ))),
+        }
+    }
+
+    /// Drops the runtime's indexes covering `column`, the users' email index
+    /// too (SQLite refuses to drop an indexed column).
     fn drop_indexes_on(&mut self, table: &str, column: &str) -> Result<(), StoreError> {
-        for index in managed_indexes(self.tx, table)? {
+        for index in indexes_named(self.tx, table, "a2app_")? {
             let mut stmt = self.tx.prepare(&format!("PRAGMA index_info({})", quote(&index)))?;
             let cols: Vec<String> = stmt.query_map([], |r| r.get(2))?.collect::<Result<_, _>>()?;
             if cols.iter().any(|c| c == column) {
@@ -187,23 +205,39 @@ impl Plan<'_> {
     }
 
     fn sync_indexes(&mut self, table: &str, entity: &Entity) -> Result<(), StoreError> {
-        let existing: BTreeSet<String> = managed_indexes(self.tx, table)?.into_iter().collect();
+        let existing: BTreeSet<String> = indexes_named(self.tx, table, INDEX_PREFIX)?.into_iter().collect();
         // `created` is always indexed: the newest-first listing sorts on it.
         let mut wanted = vec![vec!["created".to_owned()]];
+        // Logins look users up by email, and two users cannot share one. Its
+        // prefix keeps it out of the managed set synced below; it goes when
+        // the app stops being multi-user (a single-user app's `users` is an
+        // entity like any other).
+        let email_index = format!("a2app_uidx_{table}__email");
+        let has_email_index = indexes_named(self.tx, table, &email_index)?.contains(&email_index);
         if crate::auth::is_auth_entity(table, entity) {
-            // Logins look users up by email, and two users cannot share one.
-            // Its prefix keeps it out of the managed set synced below.
-            let index = format!("a2app_uidx_{table}__email");
-            let sql = format!(
-                "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} (\"email\" COLLATE NOCASE) WHERE \"email\" != ''",
-                quote(&index),
-                quote(table)
-            );
-            self.tx.execute_batch(&sql)?;
+            if !has_email_index {
+                self.refuse_shared_emails(table)?;
+                let sql = format!(
+                    "CREATE UNIQUE INDEX {} ON {} (\"email\" COLLATE NOCASE) WHERE \"email\" != ''",
+                    quote(&email_index),
+                    quote(table)
+                );
+                self.tx.execute_batch(&sql)?;
+            }
+        } else if has_email_index {
+            self.tx.execute_batch(&format!("DROP INDEX {}", quote(&email_index)))?;
+            self.applied.push(format!("dropped index {email_index}"));
         }
         wanted.extend(entity.indexes.iter().cloned());
-        let wanted: Vec<(String, Vec<String>)> =
-            wanted.into_iter().map(|cols| (format!("{INDEX_PREFIX}{table}__{}", cols.join("__")), cols)).collect();
+        // Each once: a declared index on `created` alone is the one above.
+        let mut named: Vec<(String, Vec<String>)> = Vec::new();
+        for cols in wanted {
+            let name = index_name(table, &cols);
+            if !named.iter().any(|(n, _)| *n == name) {
+                named.push((name, cols));
+            }
+        }
+        let wanted = named;
         for index in &existing {
             if !wanted.iter().any(|(name, _)| name == index) {
                 self.tx.execute_batch(&format!("DROP INDEX {}", quote(index)))?;
@@ -227,11 +261,19 @@ impl Plan<'_> {
     }
 }
 
-fn managed_indexes(tx: &Connection, table: &str) -> Result<Vec<String>, StoreError> {
+/// The database name of the managed index of `table` over `columns`. Names
+/// may contain `__` too, so two indexes can come out the same: `schema`'s
+/// check refuses such a schema, as the second `CREATE INDEX` would fail.
+pub(crate) fn index_name(table: &str, columns: &[String]) -> String {
+    format!("{INDEX_PREFIX}{table}__{}", columns.join("__"))
+}
+
+/// The indexes of `table` whose names start with `prefix`.
+fn indexes_named(tx: &Connection, table: &str, prefix: &str) -> Result<Vec<String>, StoreError> {
     let mut stmt = tx.prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND substr(name, 1, 10) = 'a2app_idx_'",
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND substr(name, 1, length(?2)) = ?2",
     )?;
-    Ok(stmt.query_map([table], |r| r.get(0))?.collect::<Result<_, _>>()?)
+    Ok(stmt.query_map([table, prefix], |r| r.get(0))?.collect::<Result<_, _>>()?)
 }
 
 fn table_exists(tx: &Connection, name: &str) -> Result<bool, StoreError> {

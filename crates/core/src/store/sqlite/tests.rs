@@ -257,3 +257,97 @@ async fn a_keyed_write_adds_one_key_row_and_one_audit_entry_numbered_in_commit_o
         .expect("the shape reads");
     assert_eq!(shape, (0, 1, 3), "(sqlite_sequence tables, keys WITHOUT ROWID, key rows)");
 }
+
+#[tokio::test]
+async fn an_index_declared_on_created_alone_is_the_one_every_entity_has() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
+    let schema: Schema = serde_json::from_value(json!({"entities": {"notes": {
+        "fields": {"title": {"type": "string"}}, "indexes": [["created"], ["title"]]
+    }}}))
+    .expect("test schema is valid");
+    let first = store.migrate(&schema, false).expect("the schema applies");
+    assert_eq!(
+        first.applied,
+        ["created entity notes", "created index a2app_idx_notes__created", "created index a2app_idx_notes__title"]
+    );
+    assert_eq!(store.migrate(&schema, false).expect("and applies again").applied, Vec::<String>::new());
+}
+
+fn parsed(text: &str, multi_user: bool) -> Schema {
+    crate::schema::parse(text, multi_user).unwrap_or_else(|p| panic!("{:?}", p.list))
+}
+
+fn index_names(store: &SqliteStore) -> Vec<String> {
+    store
+        .on_writer(|conn| {
+            let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'users' AND name LIKE 'a2app%' ORDER BY name")?;
+            let names = stmt.query_map([], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
+            Ok(names)
+        })
+        .expect("the index names")
+}
+
+fn insert_user(store: &SqliteStore, id: &'static str, email: &'static str) {
+    store
+        .on_writer(move |conn| {
+            conn.execute("INSERT INTO users (id, email, created, updated) VALUES (?1, ?2, '', '')", [id, email])?;
+            Ok(())
+        })
+        .expect("the user is written");
+}
+
+#[tokio::test]
+async fn a_multi_user_app_made_single_user_loses_its_email_index_with_its_users() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
+    let users = r#"{"entities": {"users": {"fields": {"name": {"type": "string"}}}}}"#;
+    store.migrate(&parsed(users, true), false).expect("the multi-user schema applies");
+    assert_eq!(index_names(&store), ["a2app_idx_users__created", "a2app_uidx_users__email"]);
+    insert_user(&store, "u1", "ann@example.com");
+
+    let single = parsed(users, false);
+    match store.migrate(&single, false) {
+        Err(StoreError::MigrationRefused(what)) => {
+            assert_eq!(what, ["dropping field users.email would lose its values in 1 records"]);
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let applied = store.migrate(&single, true).expect("applies when destruction is allowed").applied;
+    assert!(applied.contains(&"dropped field users.email (1 values)".to_owned()), "{applied:?}");
+    assert_eq!(index_names(&store), ["a2app_idx_users__created"]);
+
+    // Declaring `email` in the single-user `users` keeps the column but not its uniqueness.
+    let with_email = r#"{"entities": {"users": {"fields": {"email": {"type": "string"}}}}}"#;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
+    store.migrate(&parsed(users, true), false).expect("the multi-user schema applies");
+    let applied = store.migrate(&parsed(with_email, false), true).expect("the single-user schema applies").applied;
+    assert!(applied.contains(&"dropped index a2app_uidx_users__email".to_owned()), "{applied:?}");
+    insert_user(&store, "u1", "ann@example.com");
+    insert_user(&store, "u2", "ann@example.com");
+}
+
+#[tokio::test]
+async fn users_sharing_an_email_cannot_become_a_multi_user_apps_users() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
+    let single = r#"{"entities": {"users": {"fields": {"email": {"type": "string"}}}}}"#;
+    store.migrate(&parsed(single, false), false).expect("the single-user schema applies");
+    insert_user(&store, "u1", "Ann@example.com");
+    insert_user(&store, "u2", "ann@example.com");
+    let multi = parsed(r#"{"entities": {"users": {"fields": {}}}}"#, true);
+    match store.migrate(&multi, true) {
+        Err(StoreError::Unmigratable(why)) => assert_eq!(
+            why,
+            "users.email holds \"Ann@example.com\" more than once, and each user of a multi-user app needs an \
+             email of their own: change the others, then start again"
+        ),
+        other => panic!("expected Unmigratable, got {other:?}"),
+    }
+    store
+        .on_writer(|conn| Ok(conn.execute("UPDATE users SET email = 'bob@example.com' WHERE id = 'u2'", [])?))
+        .expect("one email changed");
+    store.migrate(&multi, true).expect("applies once the emails differ");
+    assert_eq!(index_names(&store), ["a2app_idx_users__created", "a2app_uidx_users__email"]);
+}
