@@ -88,9 +88,20 @@ impl TestApp {
             std::fs::write(dir.path().join("operations.json"), ops).expect("write operations.json");
         }
         let def = a2app_core::app::load(dir.path()).expect("example loads");
+        TestApp::start(dir, def, registry, false).await.expect("open")
+    }
+
+    /// Opens the app loaded from `dir` (migrating its database, destructively
+    /// when allowed) and serves it.
+    pub async fn start(
+        dir: tempfile::TempDir,
+        def: a2app_core::app::AppDefinition,
+        registry: a2app_core::operations::Registry,
+        allow_destructive: bool,
+    ) -> Result<TestApp, a2app_core::app::OpenError> {
         let clock = Arc::new(FixedClock::new(NOW.parse().expect("instant")));
-        let options = OpenOptions { clock: clock.clone(), operations: registry, ..OpenOptions::default() };
-        let (app, _) = App::open(def, options).expect("open");
+        let options = OpenOptions { clock: clock.clone(), operations: registry, allow_destructive };
+        let (app, _) = App::open(def, options)?;
         let app = Arc::new(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
@@ -99,7 +110,7 @@ impl TestApp {
             let _ = stopped.await;
         }));
         let token = app.agent_token.clone();
-        TestApp { url, token, app, clock, http: http(), dir, _stop: stop }
+        Ok(TestApp { url, token, app, clock, http: http(), dir, _stop: stop })
     }
 
     /// Sends a request with the agent token and returns status and JSON body.

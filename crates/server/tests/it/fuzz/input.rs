@@ -123,8 +123,10 @@ impl Fuzzer<'_> {
             FieldType::String { format: Some(StringFormat::DayKey), .. } => Value::from("2026-08-01"),
             FieldType::String { .. } => Value::from(format!("fuzz {}", self.rng.random_range(0..1000u32))),
             FieldType::Number { min, max, integer } => {
-                let (lo, hi) = (min.unwrap_or(-1000.0), max.unwrap_or(1000.0));
-                let n = self.rng.random_range(lo..=hi);
+                // Bounded, so that the span stays finite whatever the schema says.
+                let lo = min.unwrap_or(-1000.0).max(-1e12);
+                let hi = max.unwrap_or(lo + 2000.0).min(1e12);
+                let n = if lo < hi { self.rng.random_range(lo..=hi) } else { min.or(*max).unwrap_or(0.0) };
                 if *integer { json!(n.round() as i64) } else { json!(n) }
             }
             FieldType::Boolean => Value::Bool(self.chance(0.5)),

@@ -243,6 +243,6 @@ async fn random_tool_calls_never_break_the_mcp_endpoint() {
     }
     let stored = f.stored().await;
     assert_eq!(stored, f.live, "the records are those acknowledged as created and not as deleted (seed {seed})");
-    f.check_events(&mut stream, &existing).await;
+    f.check_events(&mut stream, &existing, Duration::from_secs(1)).await;
     assert_exercised(&f.seen);
 }

@@ -21,6 +21,7 @@
 //! `input` generates requests and values, `mcp` the tool calls; this module
 //! sends, checks and keeps the books.
 
+mod app;
 mod input;
 mod mcp;
 
@@ -244,16 +245,22 @@ impl<'a> Fuzzer<'a> {
         Ok(())
     }
 
-    /// Reads `stream` until it is quiet, and checks its events against what
-    /// was acknowledged: exactly one create event for every acknowledged
-    /// create and one delete event for every acknowledged delete, and no
-    /// event for a record never acknowledged as created (or there before).
-    async fn check_events(&self, stream: &mut Stream, before: &[(&str, String)]) {
+    /// Reads `stream` until every expected event came (within ten seconds of
+    /// each other) and then `quiet` passed without another, and checks its
+    /// events against what was acknowledged: exactly one create event for
+    /// every acknowledged create and one delete event for every acknowledged
+    /// delete, and no event for a record never acknowledged as created (or
+    /// there before).
+    async fn check_events(&self, stream: &mut Stream, before: &[(&str, String)], quiet: Duration) {
         let mut creates: BTreeMap<(String, String), usize> = BTreeMap::new();
         let mut deletes: BTreeMap<(String, String), usize> = BTreeMap::new();
         let known: BTreeSet<(String, String)> =
             before.iter().map(|(e, id)| ((*e).to_owned(), id.clone())).chain(self.created.iter().cloned()).collect();
-        while let Some((event, data)) = stream.within(Duration::from_secs(2)).await {
+        loop {
+            let awaited = self.created.iter().any(|k| !creates.contains_key(k))
+                || self.deleted.iter().any(|k| !deletes.contains_key(k));
+            let wait = if awaited { Duration::from_secs(10) } else { quiet };
+            let Some((event, data)) = stream.within(wait).await else { break };
             let entity = data["record"]["collectionName"].as_str().unwrap_or_default().to_owned();
             assert_eq!(event, format!("{entity}/*"), "{data}");
             let key = (entity, data["record"]["id"].as_str().unwrap_or_default().to_owned());
@@ -326,10 +333,16 @@ fn encode(s: &str) -> String {
     out
 }
 
-/// Runs the fuzzer against `t`, whose records before it are `existing`
-/// (entity, id), with these users' (id, token).
-async fn fuzz(t: &TestApp, existing: &[(&str, String)], users: Vec<(String, String)>, rounds: usize) -> Seen {
-    let seed = seed();
+/// Runs the fuzzer from `seed` against `t`, whose records before it are
+/// `existing` (entity, id), with these users' (id, token).
+async fn fuzz(
+    t: &TestApp,
+    existing: &[(&str, String)],
+    users: Vec<(String, String)>,
+    rounds: usize,
+    seed: u64,
+    quiet: Duration,
+) -> Seen {
     // The owner's stream of every entity: each acknowledged write must show in it.
     let topics: Vec<String> = t.app.definition.schema.entities.keys().map(|e| format!("{e}/*")).collect();
     let mut stream = Stream::open(t, &topics.iter().map(String::as_str).collect::<Vec<_>>()).await;
@@ -343,7 +356,7 @@ async fn fuzz(t: &TestApp, existing: &[(&str, String)], users: Vec<(String, Stri
     }
     let stored = f.stored().await;
     assert_eq!(stored, f.live, "the records are those acknowledged as created and not as deleted (seed {seed})");
-    f.check_events(&mut stream, existing).await;
+    f.check_events(&mut stream, existing, quiet).await;
     let (status, _) = t.call("GET", "/api/health", None).await;
     assert_eq!(status, 200);
     f.seen
@@ -408,7 +421,7 @@ async fn random_requests_never_break_the_kanban_app() {
     // A list to hang cards on, so that valid cards are among the creates.
     let list = t.create("lists", json!({"name": "To Do"})).await;
     let existing = [("lists", list["id"].as_str().unwrap().to_owned())];
-    let seen = fuzz(&t, &existing, Vec::new(), rounds(500)).await;
+    let seen = fuzz(&t, &existing, Vec::new(), rounds(500), seed(), Duration::from_secs(1)).await;
     raw(&t, seed()).await;
     let (status, _) = t.call("GET", "/api/health", None).await;
     assert_eq!(status, 200);
@@ -424,7 +437,7 @@ async fn random_requests_never_break_a_multi_user_app() {
         users.push(t.user(email, "pass word 1").await);
     }
     let existing: Vec<(&str, String)> = users.iter().map(|(id, _)| ("users", id.clone())).collect();
-    let seen = fuzz(&t, &existing, users, rounds(300)).await;
+    let seen = fuzz(&t, &existing, users, rounds(300), seed(), Duration::from_secs(1)).await;
     assert_exercised(&seen);
 }
 
