@@ -135,7 +135,7 @@ impl Default for OpenOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    #[error("cannot prepare {path}: {source}")]
+    #[error("cannot prepare {path}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("the schema change was refused because it would lose data:\n  - {}\nre-run with --allow-destructive to apply it anyway", .0.join("\n  - "))]
     Refused(Vec<String>),
