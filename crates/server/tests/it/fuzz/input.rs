@@ -200,7 +200,33 @@ impl Fuzzer<'_> {
         if self.chance(0.03) { self.any_value(2) } else { Value::Object(body) }
     }
 
-    pub(super) fn filter(&mut self) -> String {
+    /// A field path of `entity` as its schema has it: a field or system
+    /// field, a ref followed into its target, a back-relation, a modifier.
+    pub(super) fn path(&mut self, entity: &str, depth: u32) -> String {
+        let Some(ent) = self.entities.iter().find(|(n, _)| n == entity).map(|(_, e)| e.clone()) else {
+            return "id".into();
+        };
+        let mut names: Vec<(String, Option<String>)> =
+            ent.fields.iter().map(|(n, f)| (n.clone(), f.kind.target().map(str::to_owned))).collect();
+        names.extend(["id", "created", "updated"].map(|n| (n.to_owned(), None)));
+        for (other, e) in &self.entities {
+            for (field, f) in &e.fields {
+                if f.kind.target() == Some(entity) {
+                    names.push((format!("{other}_via_{field}"), Some(other.clone())));
+                }
+            }
+        }
+        let (name, target) = self.pick(&names);
+        match target {
+            Some(t) if depth > 0 && self.chance(0.5) => format!("{name}.{}", self.path(&t, depth - 1)),
+            _ if self.chance(0.15) => {
+                format!("{name}{}", self.pick(&[":length", ":each", ":lower", ":isset", ":changed"]))
+            }
+            _ => name,
+        }
+    }
+
+    pub(super) fn filter(&mut self, entity: &str) -> String {
         const FIELDS: &[&str] = &[
             "id",
             "title",
@@ -250,7 +276,7 @@ impl Fuzzer<'_> {
             if self.chance(0.15) {
                 out.push('(');
             }
-            let field = self.pick(FIELDS);
+            let field = if self.chance(0.5) { self.path(entity, 3) } else { self.pick(FIELDS).to_owned() };
             let op = self.pick(OPS);
             let literal = if self.chance(0.85) { self.pick(LITERALS).to_owned() } else { self.junk(6) };
             let _ = write!(out, "{field} {op} {literal}");
@@ -261,23 +287,35 @@ impl Fuzzer<'_> {
         if self.chance(0.1) { self.junk(30) } else { out }
     }
 
-    pub(super) fn query(&mut self) -> Vec<(String, String)> {
+    pub(super) fn query(&mut self, entity: &str) -> Vec<(String, String)> {
         let mut q = Vec::new();
         if self.chance(0.4) {
-            let f = self.filter();
+            let f = self.filter(entity);
             q.push(("filter".into(), f));
         }
         if self.chance(0.3) {
-            let s = self.pick(&["-created", "created,-id", "title", "-list.name", "@random", "nope", "", "+", "-"]);
-            q.push(("sort".into(), s.into()));
+            let s = if self.chance(0.4) {
+                format!("{}{}", self.pick(&["", "-", "+"]), self.path(entity, 2))
+            } else {
+                self.pick(&["-created", "created,-id", "title", "-list.name", "@random", "nope", "", "+", "-"]).into()
+            };
+            q.push(("sort".into(), s));
         }
         if self.chance(0.2) {
-            let e = self.pick(&["list", "assignees", "owner", "list.nope", "nope", "list,assignees", ""]);
-            q.push(("expand".into(), e.into()));
+            let e = if self.chance(0.4) {
+                self.path(entity, 3)
+            } else {
+                self.pick(&["list", "assignees", "owner", "list.nope", "nope", "list,assignees", ""]).into()
+            };
+            q.push(("expand".into(), e));
         }
         if self.chance(0.2) {
-            let f = self.pick(&["id,title", "*", "expand.list.name", "nope", "", ",,"]);
-            q.push(("fields".into(), f.into()));
+            let f = if self.chance(0.3) {
+                format!("id,{},expand.{}", self.path(entity, 0), self.path(entity, 2))
+            } else {
+                self.pick(&["id,title", "*", "expand.list.name", "nope", "", ",,"]).into()
+            };
+            q.push(("fields".into(), f));
         }
         for key in ["page", "perPage"] {
             if self.chance(0.25) {
@@ -388,11 +426,11 @@ impl Fuzzer<'_> {
                 ("POST", format!("/api/collections/{entity}/records"), Intent::Create(entity.clone()))
             }
             30..=44 => {
-                query = self.query();
+                query = self.query(&entity);
                 ("GET", format!("/api/collections/{entity}/records"), Intent::Other)
             }
             45..=52 => {
-                query = self.query();
+                query = self.query(&entity);
                 let id = self.id(&entity);
                 ("GET", format!("/api/collections/{entity}/records/{}", encode(&id)), Intent::Other)
             }
@@ -400,7 +438,7 @@ impl Fuzzer<'_> {
                 let id = self.id(&entity);
                 let json = self.record(&entity);
                 body = Some(json);
-                query = if self.chance(0.2) { self.query() } else { Vec::new() };
+                query = if self.chance(0.2) { self.query(&entity) } else { Vec::new() };
                 ("PATCH", format!("/api/collections/{entity}/records/{}", encode(&id)), Intent::Other)
             }
             67..=73 => {
@@ -455,7 +493,7 @@ impl Fuzzer<'_> {
                     "/mcp/server-card",
                     "/api/../api/health",
                 ]);
-                query = if self.chance(0.3) { self.query() } else { Vec::new() };
+                query = if self.chance(0.3) { self.query(&entity) } else { Vec::new() };
                 if path == "/api/_a2app/receipts" && self.chance(0.7) {
                     let since = self.pick(&[NOW, "", "x", "2026-01-01"]);
                     query.push(("since".into(), since.into()));

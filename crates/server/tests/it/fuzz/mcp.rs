@@ -42,7 +42,7 @@ impl Fuzzer<'_> {
             }
             "query" => {
                 args.insert("entity".into(), Value::from(entity.clone()));
-                for (k, v) in self.query() {
+                for (k, v) in self.query(&entity) {
                     let value = match k.as_str() {
                         "page" | "perPage" => v.parse::<i64>().map(Value::from).unwrap_or(Value::from(v)),
                         _ => Value::from(v),
