@@ -11,9 +11,10 @@
 //! - a migration that was not refused kept every record of every entity the
 //!   new schema still has;
 //! - the opened app then takes a short run of the request fuzzer, with all its
-//!   checks (no 5xx, the envelope, the books, the realtime stream).
+//!   checks (no 5xx, the envelope, the books, the realtime stream), and MCP
+//!   tool calls after it.
 
-use super::{fuzz, rounds, seed};
+use super::{Run, fuzz, rounds, seed};
 use crate::TestApp;
 use a2app_core::app::OpenError;
 use a2app_core::operations::Registry;
@@ -26,8 +27,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-/// Request batches sent to each app that opens.
+/// Request batches sent to each app that opens, and MCP tool calls after them.
 const REQUEST_ROUNDS: usize = 6;
+const TOOL_CALLS: usize = 20;
 
 /// One app's three files, as values while they are mutated.
 struct Files {
@@ -652,7 +654,9 @@ async fn round(base: &Base, m: &mut Mutator, round_seed: u64, tally: &mut Tally)
     eprintln!("serving {}", context());
     let existing: Vec<(&str, String)> =
         stored.iter().flat_map(|(e, ids)| ids.iter().map(move |id| (e.as_str(), id.clone()))).collect();
-    fuzz(&t, &existing, Vec::new(), REQUEST_ROUNDS, round_seed, Duration::from_millis(300)).await;
+    let run =
+        Run { rounds: REQUEST_ROUNDS, tool_calls: TOOL_CALLS, seed: round_seed, quiet: Duration::from_millis(300) };
+    fuzz(&t, &existing, Vec::new(), run).await;
     tally.served += 1;
 }
 

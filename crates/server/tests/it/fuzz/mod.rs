@@ -333,16 +333,21 @@ fn encode(s: &str) -> String {
     out
 }
 
-/// Runs the fuzzer from `seed` against `t`, whose records before it are
-/// `existing` (entity, id), with these users' (id, token).
-async fn fuzz(
-    t: &TestApp,
-    existing: &[(&str, String)],
-    users: Vec<(String, String)>,
+/// How long a run of the fuzzer is.
+struct Run {
+    /// Batches of HTTP requests.
     rounds: usize,
+    /// MCP tool calls (2026-07-28) after them.
+    tool_calls: usize,
     seed: u64,
+    /// How long the realtime stream must stay quiet after the last expected event.
     quiet: Duration,
-) -> Seen {
+}
+
+/// Runs the fuzzer against `t`, whose records before it are `existing`
+/// (entity, id), with these users' (id, token).
+async fn fuzz(t: &TestApp, existing: &[(&str, String)], users: Vec<(String, String)>, run: Run) -> Seen {
+    let Run { rounds, tool_calls, seed, quiet } = run;
     // The owner's stream of every entity: each acknowledged write must show in it.
     let topics: Vec<String> = t.app.definition.schema.entities.keys().map(|e| format!("{e}/*")).collect();
     let mut stream = Stream::open(t, &topics.iter().map(String::as_str).collect::<Vec<_>>()).await;
@@ -352,6 +357,9 @@ async fn fuzz(
         f.live.entry((*entity).to_owned()).or_default().insert(id.clone());
     }
     if let Err(problem) = f.run(rounds, seed).await {
+        panic!("{problem}");
+    }
+    if let Err(problem) = f.run_tools(tool_calls, seed, None).await {
         panic!("{problem}");
     }
     let stored = f.stored().await;
@@ -421,7 +429,13 @@ async fn random_requests_never_break_the_kanban_app() {
     // A list to hang cards on, so that valid cards are among the creates.
     let list = t.create("lists", json!({"name": "To Do"})).await;
     let existing = [("lists", list["id"].as_str().unwrap().to_owned())];
-    let seen = fuzz(&t, &existing, Vec::new(), rounds(500), seed(), Duration::from_secs(1)).await;
+    let seen = fuzz(
+        &t,
+        &existing,
+        Vec::new(),
+        Run { rounds: rounds(500), tool_calls: 0, seed: seed(), quiet: Duration::from_secs(1) },
+    )
+    .await;
     raw(&t, seed()).await;
     let (status, _) = t.call("GET", "/api/health", None).await;
     assert_eq!(status, 200);
@@ -437,7 +451,13 @@ async fn random_requests_never_break_a_multi_user_app() {
         users.push(t.user(email, "pass word 1").await);
     }
     let existing: Vec<(&str, String)> = users.iter().map(|(id, _)| ("users", id.clone())).collect();
-    let seen = fuzz(&t, &existing, users, rounds(300), seed(), Duration::from_secs(1)).await;
+    let seen = fuzz(
+        &t,
+        &existing,
+        users,
+        Run { rounds: rounds(300), tool_calls: 0, seed: seed(), quiet: Duration::from_secs(1) },
+    )
+    .await;
     assert_exercised(&seen);
 }
 
