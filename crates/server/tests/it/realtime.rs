@@ -206,7 +206,7 @@ async fn a_topic_with_a_line_break_is_refused_and_the_old_subscriptions_stay() {
 }
 
 /// A user's stream subscribed to `notes/*`.
-async fn user_stream(t: &TestApp, token: &str) -> Stream {
+pub(crate) async fn user_stream(t: &TestApp, token: &str) -> Stream {
     let response = t.http.get(format!("{}/api/realtime", t.url)).header("Authorization", token).send().await.unwrap();
     let mut stream = Stream { response, buffer: String::new(), client_id: String::new(), chunks: 0 };
     let (_, hello) = stream.next().await;

@@ -95,6 +95,10 @@ struct Fuzzer<'a> {
     /// Every (entity, id) acknowledged as created, and as deleted.
     created: BTreeSet<(String, String)>,
     deleted: BTreeSet<(String, String)>,
+    /// Every acknowledged create's record, as its answer gave it.
+    as_created: BTreeMap<(String, String), Value>,
+    /// Users whose record an acknowledged update changed (a password among them).
+    touched_users: BTreeSet<String>,
     /// Idempotency keys already sent.
     keys: Vec<String>,
     /// Users' tokens (multi-user apps).
@@ -123,6 +127,8 @@ impl<'a> Fuzzer<'a> {
             live,
             created: BTreeSet::new(),
             deleted: BTreeSet::new(),
+            as_created: BTreeMap::new(),
+            touched_users: BTreeSet::new(),
             keys: Vec::new(),
             users: Vec::new(),
             destructive,
@@ -215,6 +221,7 @@ impl<'a> Fuzzer<'a> {
                 let (Some(entity), Some(id)) = (entity, id) else {
                     return Err(format!("a created record without collectionName and id: {}", answer.body));
                 };
+                self.as_created.insert((entity.to_owned(), id.to_owned()), answer.body.clone());
                 self.acknowledge_create(entity, id);
             }
             Intent::Delete(entity, id) if ok => {
@@ -223,7 +230,12 @@ impl<'a> Fuzzer<'a> {
                 }
                 self.acknowledge_delete(entity, id)?;
             }
-            _ if ok && req.method == "PATCH" => self.seen.updated += 1,
+            _ if ok && req.method == "PATCH" => {
+                if let Some(user) = req.path.strip_prefix("/api/collections/users/records/") {
+                    self.touched_users.insert(user.to_owned());
+                }
+                self.seen.updated += 1;
+            }
             _ if ok && req.method == "GET" && answer.body["items"].is_array() => self.seen.listed += 1,
             _ => {}
         }
@@ -344,9 +356,16 @@ struct Run {
     quiet: Duration,
 }
 
+/// What a run did: its counts, and what the realtime checks of users need.
+struct Outcome {
+    seen: Seen,
+    as_created: BTreeMap<(String, String), Value>,
+    touched_users: BTreeSet<String>,
+}
+
 /// Runs the fuzzer against `t`, whose records before it are `existing`
 /// (entity, id), with these users' (id, token).
-async fn fuzz(t: &TestApp, existing: &[(&str, String)], users: Vec<(String, String)>, run: Run) -> Seen {
+async fn fuzz(t: &TestApp, existing: &[(&str, String)], users: Vec<(String, String)>, run: Run) -> Outcome {
     let Run { rounds, tool_calls, seed, quiet } = run;
     // The owner's stream of every entity: each acknowledged write must show in it.
     let topics: Vec<String> = t.app.definition.schema.entities.keys().map(|e| format!("{e}/*")).collect();
@@ -367,7 +386,7 @@ async fn fuzz(t: &TestApp, existing: &[(&str, String)], users: Vec<(String, Stri
     f.check_events(&mut stream, existing, quiet).await;
     let (status, _) = t.call("GET", "/api/health", None).await;
     assert_eq!(status, 200);
-    f.seen
+    Outcome { seen: f.seen, as_created: f.as_created, touched_users: f.touched_users }
 }
 
 /// Bytes that are not a valid HTTP request, straight to the socket; an answer,
@@ -435,30 +454,69 @@ async fn random_requests_never_break_the_kanban_app() {
         Vec::new(),
         Run { rounds: rounds(500), tool_calls: 0, seed: seed(), quiet: Duration::from_secs(1) },
     )
-    .await;
+    .await
+    .seen;
     raw(&t, seed()).await;
     let (status, _) = t.call("GET", "/api/health", None).await;
     assert_eq!(status, 200);
     assert_exercised(&seen);
 }
 
-/// A multi-user app with rules on every action, and two signed-in users.
+/// A multi-user app with rules on every action, and two signed-in users,
+/// each with a realtime stream of the notes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_requests_never_break_a_multi_user_app() {
     let t = TestApp::fixture("notes").await;
     let mut users = Vec::new();
+    let mut streams = Vec::new();
     for email in ["ann@example.com", "bob@example.com"] {
-        users.push(t.user(email, "pass word 1").await);
+        let (id, token) = t.user(email, "pass word 1").await;
+        streams.push((id.clone(), crate::realtime::user_stream(&t, &token).await));
+        users.push((id, token));
     }
     let existing: Vec<(&str, String)> = users.iter().map(|(id, _)| ("users", id.clone())).collect();
-    let seen = fuzz(
-        &t,
-        &existing,
-        users,
-        Run { rounds: rounds(300), tool_calls: 0, seed: seed(), quiet: Duration::from_secs(1) },
-    )
-    .await;
-    assert_exercised(&seen);
+    let run = Run { rounds: rounds(300), tool_calls: 0, seed: seed(), quiet: Duration::from_secs(1) };
+    let outcome = fuzz(&t, &existing, users, run).await;
+    for (user, stream) in &mut streams {
+        check_user_events(stream, user, &outcome).await;
+    }
+    assert_exercised(&outcome.seen);
+}
+
+/// A user's stream of `notes/*` against the fixture's view rule (`owner =
+/// @request.auth.id || public = true`), judged on each event's record: no
+/// event the rule hides from them, and exactly one create event for each
+/// acknowledged note they could see as created. A user whose record was
+/// changed (their password perhaps, and with it their token) is held to the
+/// first half only. (The fuzzer never deletes a signed-in user.)
+async fn check_user_events(stream: &mut Stream, user: &str, outcome: &Outcome) {
+    let complete = !outcome.touched_users.contains(user);
+    let visible = |record: &Value| record["owner"] == user || record["public"] == true;
+    let expected: BTreeSet<&str> = outcome
+        .as_created
+        .iter()
+        .filter(|((entity, _), record)| entity == "notes" && visible(record))
+        .map(|((_, id), _)| id.as_str())
+        .collect();
+    let mut creates: BTreeMap<String, usize> = BTreeMap::new();
+    loop {
+        let awaited = complete && expected.iter().any(|id| !creates.contains_key(*id));
+        let wait = if awaited { Duration::from_secs(10) } else { Duration::from_secs(1) };
+        let Some((event, data)) = stream.within(wait).await else { break };
+        assert_eq!(event, "notes/*", "{data}");
+        let record = &data["record"];
+        assert!(visible(record), "{user} got an event the view rule hides from them: {data}");
+        if data["action"] == "create" {
+            *creates.entry(record["id"].as_str().unwrap_or_default().to_owned()).or_default() += 1;
+        }
+    }
+    let got: BTreeSet<&str> = creates.keys().map(String::as_str).collect();
+    assert!(creates.values().all(|n| *n == 1), "one create event per note for {user}: {creates:?}");
+    if complete {
+        assert_eq!(got, expected, "{user} got a create event for each note they could see");
+    } else {
+        assert!(got.is_subset(&expected), "{user} got create events only for notes they could see");
+    }
 }
 
 /// The run reached past the guard: records were created, changed, listed and
