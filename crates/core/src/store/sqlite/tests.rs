@@ -288,6 +288,14 @@ fn index_names(store: &SqliteStore) -> Vec<String> {
         .expect("the index names")
 }
 
+/// A store in a new directory, migrated to the schema `text`.
+fn migrated(text: &str, multi_user: bool) -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
+    store.migrate(&parsed(text, multi_user), false).expect("the first schema applies");
+    (dir, store)
+}
+
 fn insert_user(store: &SqliteStore, id: &'static str, email: &'static str) {
     store
         .on_writer(move |conn| {
@@ -299,10 +307,8 @@ fn insert_user(store: &SqliteStore, id: &'static str, email: &'static str) {
 
 #[tokio::test]
 async fn a_multi_user_app_made_single_user_loses_its_email_index_with_its_users() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
     let users = r#"{"entities": {"users": {"fields": {"name": {"type": "string"}}}}}"#;
-    store.migrate(&parsed(users, true), false).expect("the multi-user schema applies");
+    let (_dir, store) = migrated(users, true);
     assert_eq!(index_names(&store), ["a2app_idx_users__created", "a2app_uidx_users__email"]);
     insert_user(&store, "u1", "ann@example.com");
 
@@ -319,9 +325,7 @@ async fn a_multi_user_app_made_single_user_loses_its_email_index_with_its_users(
 
     // Declaring `email` in the single-user `users` keeps the column but not its uniqueness.
     let with_email = r#"{"entities": {"users": {"fields": {"email": {"type": "string"}}}}}"#;
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
-    store.migrate(&parsed(users, true), false).expect("the multi-user schema applies");
+    let (_dir, store) = migrated(users, true);
     let applied = store.migrate(&parsed(with_email, false), true).expect("the single-user schema applies").applied;
     assert!(applied.contains(&"dropped index a2app_uidx_users__email".to_owned()), "{applied:?}");
     insert_user(&store, "u1", "ann@example.com");
@@ -330,10 +334,8 @@ async fn a_multi_user_app_made_single_user_loses_its_email_index_with_its_users(
 
 #[tokio::test]
 async fn users_sharing_an_email_cannot_become_a_multi_user_apps_users() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
     let single = r#"{"entities": {"users": {"fields": {"email": {"type": "string"}}}}}"#;
-    store.migrate(&parsed(single, false), false).expect("the single-user schema applies");
+    let (_dir, store) = migrated(single, false);
     insert_user(&store, "u1", "Ann@example.com");
     insert_user(&store, "u2", "ann@example.com");
     let multi = parsed(r#"{"entities": {"users": {"fields": {}}}}"#, true);
