@@ -2,7 +2,7 @@
 
 pub const APP_TOML: &str = r#"# Identity and settings of this app. `id` is stable across ports and restarts.
 id = "{id}"
-name = "{name}"
+name = {name}
 description = "A starter app: tasks in projects."
 auth_mode = "single-user"
 timezone = "UTC"
@@ -42,7 +42,8 @@ pub const OPERATIONS_JSON: &str = "[]\n";
 /// The starter's files, with `id` and `name` filled in.
 pub fn files(id: &str, name: &str) -> [(&'static str, String); 3] {
     [
-        ("app.toml", APP_TOML.replace("{id}", id).replace("{name}", &name.replace('"', "'"))),
+        // The name as a TOML string, escaped: it is the user's text.
+        ("app.toml", APP_TOML.replace("{id}", id).replace("{name}", &toml::Value::from(name).to_string())),
         ("schema.json", SCHEMA_JSON.to_owned()),
         ("operations.json", OPERATIONS_JSON.to_owned()),
     ]

@@ -120,6 +120,22 @@ fn new_writes_a_starter_that_passes_check() {
     // A second `new` on the same directory refuses and changes nothing.
     let out = run(&["new", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
+
+    // Any name is written as the user gave it, TOML-escaped; a blank one is refused before anything is made.
+    let name = "Ann's \"Q3\" board \\ plans\nand\ttabs \u{7f}✓";
+    let dir = parent.path().join("named");
+    let out = run(&["new", dir.to_str().unwrap(), "--name", name]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let def = a2app_core::app::load(&dir).unwrap_or_else(|p| panic!("{p:?}"));
+    assert_eq!(def.config.name, name);
+    let blank = parent.path().join("blank");
+    let out = run(&["new", blank.to_str().unwrap(), "--name", "  "]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: --name is blank; give the app a name people will see, or leave --name out to use the directory's\n"
+    );
+    assert!(!blank.exists());
 }
 
 /// `app.toml` with one presentation example whose fields are `example` (TOML
