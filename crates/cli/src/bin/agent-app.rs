@@ -230,6 +230,9 @@ fn new(dir: &Path, name: Option<String>) -> Result<()> {
     if name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         bail!("--name is blank; give the app a name people will see, or leave --name out to use the directory's");
     }
+    if dir.exists() && !dir.is_dir() {
+        bail!("{} exists and is not a directory; choose a new directory", dir.display());
+    }
     if dir.exists() && dir.read_dir().map(|mut d| d.next().is_some()).unwrap_or(true) {
         bail!("{} exists and is not empty; choose a new directory", dir.display());
     }

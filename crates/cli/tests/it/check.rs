@@ -136,6 +136,12 @@ fn new_writes_a_starter_that_passes_check() {
         "error: --name is blank; give the app a name people will see, or leave --name out to use the directory's\n"
     );
     assert!(!blank.exists());
+    let file = parent.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = run(&["new", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(said.ends_with("a-file exists and is not a directory; choose a new directory\n"), "{said}");
 }
 
 /// `app.toml` with one presentation example whose fields are `example` (TOML
