@@ -204,40 +204,41 @@ impl Plan<'_> {
         Ok(())
     }
 
+    /// Logins look users up by email, and two users cannot share one: the
+    /// auth entity has a unique index on it. Its prefix keeps it out of the
+    /// managed set `sync_indexes` keeps; it goes when the app stops being
+    /// multi-user (a single-user app's `users` is an entity like any other).
+    fn sync_email_index(&mut self, table: &str, entity: &Entity) -> Result<(), StoreError> {
+        let index = format!("a2app_uidx_{table}__email");
+        let exists = indexes_named(self.tx, table, &index)?.contains(&index);
+        let wanted = crate::auth::is_auth_entity(table, entity);
+        if wanted && !exists {
+            self.refuse_shared_emails(table)?;
+            let sql = format!(
+                "CREATE UNIQUE INDEX {} ON {} (\"email\" COLLATE NOCASE) WHERE \"email\" != ''",
+                quote(&index),
+                quote(table)
+            );
+            self.tx.execute_batch(&sql)?;
+        } else if exists && !wanted {
+            self.tx.execute_batch(&format!("DROP INDEX {}", quote(&index)))?;
+            self.applied.push(format!("dropped index {index}"));
+        }
+        Ok(())
+    }
+
     fn sync_indexes(&mut self, table: &str, entity: &Entity) -> Result<(), StoreError> {
+        self.sync_email_index(table, entity)?;
         let existing: BTreeSet<String> = indexes_named(self.tx, table, INDEX_PREFIX)?.into_iter().collect();
-        // `created` is always indexed: the newest-first listing sorts on it.
-        let mut wanted = vec![vec!["created".to_owned()]];
-        // Logins look users up by email, and two users cannot share one. Its
-        // prefix keeps it out of the managed set synced below; it goes when
-        // the app stops being multi-user (a single-user app's `users` is an
-        // entity like any other).
-        let email_index = format!("a2app_uidx_{table}__email");
-        let has_email_index = indexes_named(self.tx, table, &email_index)?.contains(&email_index);
-        if crate::auth::is_auth_entity(table, entity) {
-            if !has_email_index {
-                self.refuse_shared_emails(table)?;
-                let sql = format!(
-                    "CREATE UNIQUE INDEX {} ON {} (\"email\" COLLATE NOCASE) WHERE \"email\" != ''",
-                    quote(&email_index),
-                    quote(table)
-                );
-                self.tx.execute_batch(&sql)?;
-            }
-        } else if has_email_index {
-            self.tx.execute_batch(&format!("DROP INDEX {}", quote(&email_index)))?;
-            self.applied.push(format!("dropped index {email_index}"));
-        }
-        wanted.extend(entity.indexes.iter().cloned());
-        // Each once: a declared index on `created` alone is the one above.
-        let mut named: Vec<(String, Vec<String>)> = Vec::new();
-        for cols in wanted {
+        // `created` is always indexed (the newest-first listing sorts on it),
+        // then the declared ones, each once: one on `created` alone is the first.
+        let mut wanted: Vec<(String, Vec<String>)> = Vec::new();
+        for cols in std::iter::once(vec!["created".to_owned()]).chain(entity.indexes.iter().cloned()) {
             let name = index_name(table, &cols);
-            if !named.iter().any(|(n, _)| *n == name) {
-                named.push((name, cols));
+            if !wanted.iter().any(|(n, _)| *n == name) {
+                wanted.push((name, cols));
             }
         }
-        let wanted = named;
         for index in &existing {
             if !wanted.iter().any(|(name, _)| name == index) {
                 self.tx.execute_batch(&format!("DROP INDEX {}", quote(index)))?;
