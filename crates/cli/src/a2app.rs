@@ -6,6 +6,7 @@
 //! It never reads an app's files: only the client's own registry and
 //! credentials, and a registered local app's token file.
 
+pub mod gateway;
 pub mod operations;
 pub mod output;
 pub mod walk;
@@ -36,6 +37,9 @@ Writes and verbs:
   a2app TARGET delete ENTITY ID --yes
   a2app TARGET run OPERATION param=value … [--yes] [--no-wait]
   a2app TARGET job JOB_ID
+The MCP gateway (stdio), for MCP hosts without a shell:
+  a2app mcp                           every local app
+  a2app mcp TARGET …                  exactly these apps
 Credentials:
   a2app TARGET login   (reads the token on stdin)   a2app TARGET logout   a2app TARGET forget
 Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable."
@@ -123,15 +127,18 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
     let Some(target) = cli.target.clone() else {
         return walk::local_apps(&config, out);
     };
+    if target == "mcp" {
+        let gateway =
+            gateway::Gateway::new(config, cli.words.clone(), env.token.clone(), agent(cli, env, "a2app-gateway"));
+        return Ok(gateway::serve(gateway).await);
+    }
     let words: Vec<&str> = cli.words.iter().map(String::as_str).collect();
     if let ["forget" | "logout"] = words.as_slice() {
         let origin = session::origin_of(&config, &target)?;
         return if words[0] == "forget" { forget(out, &config, &origin) } else { logout(out, &config, &origin) };
     }
-    let options = a2app_client::api::Options {
-        agent: cli.agent.clone().or_else(|| env.agent.clone()),
-        ..a2app_client::api::Options::default()
-    };
+    let options =
+        a2app_client::api::Options { agent: agent(cli, env, "a2app-cli"), ..a2app_client::api::Options::default() };
     let session = session::connect(session::Connect {
         config: &config,
         target: &target,
@@ -160,6 +167,12 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
         _ => Err(Failure::new(REFUSED, "invalid_command", format!("cannot read \"{}\"", cli.words.join(" ")))
             .fix("see `a2app --help`")),
     }
+}
+
+/// The attribution sent as `X-LUI-Agent`: `--agent`, `A2APP_AGENT`, else
+/// which of the client's faces is calling.
+fn agent(cli: &Cli, env: &Env, default: &str) -> Option<String> {
+    Some(cli.agent.clone().or_else(|| env.agent.clone()).unwrap_or_else(|| default.to_owned()))
 }
 
 /// Stores a token for this origin, read from stdin (never from argv, which others can see).

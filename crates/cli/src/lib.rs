@@ -17,3 +17,12 @@ pub fn config_dir() -> Option<a2app_client::config::ConfigDir> {
         .or_else(|| dirs::config_dir().map(|d| d.join("a2app")))?;
     Some(a2app_client::config::ConfigDir::new(dir))
 }
+
+/// 24 random characters: an Idempotency-Key unique to one command or one
+/// tool call, so the retries within it are recognized as one write.
+pub fn fresh_key() -> String {
+    use rand::RngExt;
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    (0..24).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+}

@@ -70,6 +70,8 @@ pub struct ListQuery {
     pub filter: Option<String>,
     pub sort: Option<String>,
     pub expand: Option<String>,
+    /// The fields to return, comma-separated (`id,title`).
+    pub fields: Option<String>,
 }
 
 pub struct Api {
@@ -135,7 +137,7 @@ impl Api {
         if let Some(p) = q.per_page {
             query.push(("perPage", p.to_string()));
         }
-        for (key, value) in [("filter", &q.filter), ("sort", &q.sort), ("expand", &q.expand)] {
+        for (key, value) in [("filter", &q.filter), ("sort", &q.sort), ("expand", &q.expand), ("fields", &q.fields)] {
             if let Some(v) = value {
                 query.push((key, v.clone()));
             }
@@ -153,12 +155,27 @@ impl Api {
     }
 
     pub async fn view(&self, entity: &str, id: &str) -> Result<Map<String, Value>, CallError> {
-        self.get_json(&format!("/api/collections/{}/records/{}", encode(entity), encode(id))).await
+        self.view_shaped(entity, id, None, None).await
+    }
+
+    /// One record with refs inlined (`expand`) or cut to some `fields`.
+    pub async fn view_shaped(
+        &self,
+        entity: &str,
+        id: &str,
+        expand: Option<&str>,
+        fields: Option<&str>,
+    ) -> Result<Map<String, Value>, CallError> {
+        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity), encode(id)));
+        let query: Vec<(&str, &str)> =
+            [("expand", expand), ("fields", fields)].into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
+        let resp = self.request(Method::GET, &url).query(&query).send().await.map_err(|e| read_error(&url, &e))?;
+        decode(&url, resp).await
     }
 
     pub async fn create(&self, entity: &str, body: &Map<String, Value>, key: &str) -> Result<Written, CallError> {
         let url = self.url(&format!("/api/collections/{}/records", encode(entity)));
-        let value = self.write(Method::POST, &url, Some(&Value::Object(body.clone())), key, None).await?;
+        let value = self.write(Method::POST, &url, Some(&Value::Object(body.clone())), key, &[]).await?;
         Ok(written(value))
     }
 
@@ -169,14 +186,28 @@ impl Api {
         body: &Map<String, Value>,
         key: &str,
     ) -> Result<Written, CallError> {
+        self.update_if(entity, id, body, key, None).await
+    }
+
+    /// An update that writes nothing unless the record's `updated` is still
+    /// `if_match` (else `version_conflict`).
+    pub async fn update_if(
+        &self,
+        entity: &str,
+        id: &str,
+        body: &Map<String, Value>,
+        key: &str,
+        if_match: Option<&str>,
+    ) -> Result<Written, CallError> {
         let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity), encode(id)));
-        let value = self.write(Method::PATCH, &url, Some(&Value::Object(body.clone())), key, None).await?;
+        let headers: Vec<(&str, &str)> = if_match.map(|v| ("If-Match", v)).into_iter().collect();
+        let value = self.write(Method::PATCH, &url, Some(&Value::Object(body.clone())), key, &headers).await?;
         Ok(written(value))
     }
 
     pub async fn delete(&self, entity: &str, id: &str, key: &str) -> Result<(), CallError> {
         let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity), encode(id)));
-        self.write(Method::DELETE, &url, None, key, None).await.map(|_| ())
+        self.write(Method::DELETE, &url, None, key, &[]).await.map(|_| ())
     }
 
     /// Receipts stored after `since` (wire datetime), oldest first.
@@ -185,6 +216,14 @@ impl Api {
         let resp = self.request(Method::GET, &url).query(&[("since", since)]).send().await;
         let value: Value = decode(&url, resp.map_err(|e| read_error(&url, &e))?).await?;
         Ok(value.get("items").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default())
+    }
+
+    /// The system's receipt of a delete done after `since`: a delete answers
+    /// 204 without a body, so its receipt is read from the receipts feed.
+    /// `None` when the feed cannot be read or does not hold it.
+    pub async fn delete_receipt(&self, since: &str, entity: &str, id: &str) -> Option<Receipt> {
+        let receipts = self.receipts(since).await.ok()?;
+        receipts.into_iter().rev().find(|r| r.action == "delete" && r.entity == entity && r.id == id)
     }
 
     /// `GET /api/_ops`: the declared verbs.
@@ -201,7 +240,8 @@ impl Api {
         key: &str,
     ) -> Result<Value, CallError> {
         let url = self.url(&format!("/api/ops/{}", encode(name)));
-        self.write(Method::POST, &url, Some(&Value::Object(params.clone())), key, approval).await
+        let headers: Vec<(&str, &str)> = approval.map(|v| ("X-A2App-Approval", v)).into_iter().collect();
+        self.write(Method::POST, &url, Some(&Value::Object(params.clone())), key, &headers).await
     }
 
     /// `GET /api/_jobs/{id}`.
@@ -233,7 +273,7 @@ impl Api {
         url: &str,
         body: Option<&Value>,
         key: &str,
-        approval: Option<&str>,
+        headers: &[(&str, &str)],
     ) -> Result<Value, CallError> {
         let mut attempt = 0;
         loop {
@@ -241,8 +281,8 @@ impl Api {
             if let Some(body) = body {
                 req = req.header("content-type", "application/json").body(body.to_string());
             }
-            if let Some(approval) = approval {
-                req = req.header("X-A2App-Approval", approval);
+            for (name, value) in headers {
+                req = req.header(*name, *value);
             }
             match req.send().await {
                 Ok(resp) if resp.status() == StatusCode::NO_CONTENT => return Ok(Value::Null),

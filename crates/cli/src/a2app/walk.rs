@@ -230,6 +230,7 @@ pub async fn list(ctx: &mut Ctx<'_>, entity_name: &str) -> Result<u8, Failure> {
         filter: ctx.cli.filter.clone(),
         sort: Some(ctx.cli.sort.clone().unwrap_or_else(|| "-created".into())),
         expand: (!refs.is_empty()).then(|| refs.join(",")),
+        fields: None,
     };
     let page = ctx.session.api.list(entity_name, &query).await?;
     let label = ent.label.clone();

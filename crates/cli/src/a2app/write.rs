@@ -139,16 +139,7 @@ pub async fn delete(ctx: &mut Ctx<'_>, entity: &str, id: &str) -> Result<u8, Fai
         }
         Err(e) => return Err(lost(e, &key)),
     }
-    // A delete answers 204 without a body; the system's receipt is in the receipts feed.
-    let receipt = ctx
-        .session
-        .api
-        .receipts(&since)
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .rev()
-        .find(|r| r.action == "delete" && r.entity == entity && r.id == id);
+    let receipt = ctx.session.api.delete_receipt(&since, entity, id).await;
     let text = match &receipt {
         Some(r) => format!("✓ {}\n  {entity}/{id}", r.text),
         None => format!("✓ deleted {label}({entity}/{id})"),

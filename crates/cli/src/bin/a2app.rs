@@ -3,7 +3,6 @@
 
 use a2app_cli::a2app::{Cli, Env, run};
 use clap::Parser;
-use rand::RngExt;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -13,8 +12,8 @@ fn main() -> ExitCode {
     let env = Env {
         config: a2app_cli::config_dir(),
         token: std::env::var("A2APP_TOKEN").ok().filter(|t| !t.trim().is_empty()),
-        agent: std::env::var("A2APP_AGENT").ok().filter(|a| !a.trim().is_empty()).or_else(|| Some("a2app-cli".into())),
-        fresh_key: fresh_key(),
+        agent: std::env::var("A2APP_AGENT").ok().filter(|a| !a.trim().is_empty()),
+        fresh_key: a2app_cli::fresh_key(),
         terminal: std::io::stderr().is_terminal(),
         poll: Duration::from_millis(std::env::var("A2APP_POLL_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500)),
     };
@@ -26,11 +25,4 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(runtime.block_on(run(cli, env)))
-}
-
-/// 24 random characters: unique per command, so retries within it are recognized.
-fn fresh_key() -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut rng = rand::rng();
-    (0..24).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
 }

@@ -16,18 +16,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// One user's home: the config directory lives under it.
-struct Home(tempfile::TempDir);
+pub(crate) struct Home(tempfile::TempDir);
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         Home(tempfile::tempdir().unwrap())
     }
 
-    fn config_dir(&self) -> PathBuf {
+    pub(crate) fn config_dir(&self) -> PathBuf {
         self.0.path().join("config").join("a2app")
     }
 
-    fn env(&self, cmd: &mut Command) {
+    pub(crate) fn env(&self, cmd: &mut Command) {
         cmd.env_remove("A2APP_CONFIG_DIR")
             .env_remove("A2APP_TOKEN")
             .env("HOME", self.0.path())
@@ -36,7 +36,7 @@ impl Home {
     }
 
     /// `agent-app serve` for this home, waiting until it registered.
-    fn serve(&self, dir: &Path, port: u16) -> Server {
+    pub(crate) fn serve(&self, dir: &Path, port: u16) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-app"));
         self.env(&mut cmd);
         let server = Server::start_with(cmd, dir, port, &[]);
@@ -52,11 +52,11 @@ impl Home {
         panic!("agent-app serve did not register {want}");
     }
 
-    fn run(&self, args: &[&str]) -> Run {
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
         self.run_with(args, &[], None)
     }
 
-    fn run_with(&self, args: &[&str], envs: &[(&str, &str)], stdin: Option<&str>) -> Run {
+    pub(crate) fn run_with(&self, args: &[&str], envs: &[(&str, &str)], stdin: Option<&str>) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2app"));
         self.env(&mut cmd);
         cmd.args(args).envs(envs.iter().copied()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -69,36 +69,36 @@ impl Home {
     }
 }
 
-struct Run(Output);
+pub(crate) struct Run(Output);
 
 impl Run {
-    fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         self.0.status.code().unwrap_or(-1)
     }
-    fn out(&self) -> String {
+    pub(crate) fn out(&self) -> String {
         String::from_utf8_lossy(&self.0.stdout).into_owned()
     }
-    fn err(&self) -> String {
+    pub(crate) fn err(&self) -> String {
         String::from_utf8_lossy(&self.0.stderr).into_owned()
     }
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.0.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", self.out(), self.err()))
     }
     /// Asserts the exit code, showing everything when it is not the one expected.
-    fn expect(self, code: i32) -> Run {
+    pub(crate) fn expect(self, code: i32) -> Run {
         assert_eq!(self.code(), code, "stdout:\n{}\nstderr:\n{}", self.out(), self.err());
         self
     }
 }
 
-fn kanban(home: &Home) -> (tempfile::TempDir, Server) {
+pub(crate) fn kanban(home: &Home) -> (tempfile::TempDir, Server) {
     let dir = copy_app(&example("kanban"));
     let server = home.serve(dir.path(), free_port());
     (dir, server)
 }
 
 /// The app's "tomorrow", from the serverNow it reports.
-fn tomorrow(home: &Home, target: &str) -> String {
+pub(crate) fn tomorrow(home: &Home, target: &str) -> String {
     let root = home.run(&["--json", target]).expect(0).json();
     let now: jiff::Timestamp = root["app"]["serverNow"].as_str().unwrap().replacen(' ', "T", 1).parse().unwrap();
     now.to_zoned_datetime(jiff::tz::TimeZone::UTC).date().tomorrow().unwrap().to_string()

@@ -4,6 +4,7 @@
 
 mod check;
 mod client;
+mod gateway;
 mod ops;
 mod serve;
 

@@ -94,8 +94,10 @@ fn annotations(title: &str, read_only: bool, destructive: bool, idempotent: bool
     a
 }
 
-/// The compact surface. The order is the order of `tools/list`.
-fn compact() -> Vec<Value> {
+/// The compact surface. The order is the order of `tools/list`. The
+/// `a2app mcp` gateway serves these same definitions with an `app` argument
+/// added, so an agent meets one tool surface whichever way it reaches an app.
+pub fn compact() -> Vec<Value> {
     let (expand, fields) = shape_params();
     vec![
         json!({
@@ -163,7 +165,17 @@ fn operation_tools(def: &AppDefinition) -> Vec<Value> {
     if ops.is_empty() {
         return Vec::new();
     }
-    let mut out = vec![
+    let mut out = runner(ops.iter().any(|o| o.destructive));
+    if def.config.mcp.tools == ToolSurface::Full {
+        out.extend(ops.iter().map(operation_tool));
+    }
+    out
+}
+
+/// `run_operation` and `job_status`, whatever the operations are (the
+/// gateway lists them for every app); `destructive` when any operation is.
+pub fn runner(destructive: bool) -> Vec<Value> {
+    vec![
         json!({
             "name": "run_operation",
             "description": "Run an operation (describe lists them). A destructive one answers approval_required with an approvalKey: ask the person, then repeat the call with it. A job answers a jobId.",
@@ -173,7 +185,7 @@ fn operation_tools(def: &AppDefinition) -> Vec<Value> {
                 "approvalKey": {"type": "string", "description": "From approval_required, after a person confirmed."},
                 "idempotencyKey": key_param(),
             }), &["name"]),
-            "annotations": annotations("Run an operation", false, ops.iter().any(|o| o.destructive), false),
+            "annotations": annotations("Run an operation", false, destructive, false),
         }),
         json!({
             "name": "job_status",
@@ -181,11 +193,7 @@ fn operation_tools(def: &AppDefinition) -> Vec<Value> {
             "inputSchema": schema(json!({"jobId": {"type": "string", "description": "The job id."}}), &["jobId"]),
             "annotations": annotations("Job status", true, false, true),
         }),
-    ];
-    if def.config.mcp.tools == ToolSurface::Full {
-        out.extend(ops.iter().map(operation_tool));
-    }
-    out
+    ]
 }
 
 /// A crud `list` operation only reads; every other kind may write.

@@ -1,0 +1,344 @@
+//! The gateway's tools: every app's own compact MCP surface
+//! (`a2app_server::mcp::tools`), each with an `app` argument, plus `apps` and
+//! `whoami`. The list is fixed: it does not grow with the number of apps or
+//! entities, so a host never re-syncs it and an agent reads a schema only
+//! when it calls `describe`.
+//!
+//! Each call is a session of the HTTP contract (see `gateway`). Writes carry
+//! an Idempotency-Key (the agent's, or a fresh one it is told of when the
+//! outcome is unknown); their values are checked against the cached describe
+//! and coerced as in the shell: relative dates in the app's calendar, a ref
+//! by its label (exactly one match, or nothing is written).
+
+use super::Gateway;
+use crate::a2app::output::{Failure, REFUSED};
+use crate::a2app::write::lost;
+use a2app_client::api::{ListQuery, Written};
+use a2app_client::coerce::{self, Action, Assignment, Input};
+use a2app_client::operations::Outcome;
+use a2app_client::session::Session;
+use a2app_server::mcp::tools as app_tools;
+use protocol::ErrorCode;
+use protocol::schema::{FieldType, StringFormat};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+/// Sent with `initialize` and `server/discover`.
+pub const INSTRUCTIONS: &str = "a2app gateway: drives A2Apps on this person's behalf. Call apps first for the app \
+names; every other tool takes one as app. Then describe that app for its entities, fields and conventions; branch \
+on error codes; report writes from their receipt, never from memory.";
+
+const DATES_AND_LABELS: &str = " Dates may also be today, tomorrow, friday, next friday or in 3 days (the app's \
+calendar), and a ref may be given by its label; a label matching no record or several is refused with the \
+candidates, and nothing is written.";
+
+/// How long `apps` waits for one app before calling it unreachable.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+pub fn list() -> Vec<Tool> {
+    let apps = json!({
+        "name": "apps",
+        "description": "The apps this gateway drives: the name to pass as app, the app's id and title, its URL, and whether it answers now.",
+        "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {}, "additionalProperties": false},
+        "annotations": {"title": "List apps", "readOnlyHint": true, "openWorldHint": false},
+    });
+    let whoami = json!({
+        "name": "whoami",
+        "description": "Who the gateway acts as in an app (the credential it sends) and what that may do: read, write, operations.",
+        "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {}, "required": [], "additionalProperties": false},
+        "annotations": {"title": "Who am I", "readOnlyHint": true, "openWorldHint": false},
+    });
+    let per_app = app_tools::compact().into_iter().chain(app_tools::runner(true)).chain([whoami]).map(with_app);
+    std::iter::once(apps).chain(per_app).filter_map(|def| serde_json::from_value(def).ok()).collect()
+}
+
+/// Adds the required `app` argument in front of a tool's own, and the
+/// coercions the gateway makes to the write tools' descriptions.
+fn with_app(mut def: Value) -> Value {
+    let app = json!({"type": "string", "minLength": 1, "description": "The app: a name from apps."});
+    let schema = &mut def["inputSchema"];
+    let mut properties = Map::from_iter([("app".to_owned(), app)]);
+    if let Some(Value::Object(own)) = schema.get("properties") {
+        properties.extend(own.clone());
+    }
+    schema["properties"] = Value::Object(properties);
+    let mut required = vec![Value::from("app")];
+    if let Some(Value::Array(own)) = schema.get("required") {
+        required.extend(own.iter().cloned());
+    }
+    schema["required"] = Value::Array(required);
+    if matches!(def["name"].as_str(), Some("create" | "update"))
+        && let Some(text) = def["description"].as_str()
+    {
+        def["description"] = Value::from(format!("{text}{DATES_AND_LABELS}"));
+    }
+    def
+}
+
+/// What a tool answered: the structured value and the text for the model.
+struct Answer {
+    value: Value,
+    text: String,
+}
+
+impl Answer {
+    fn json(value: impl serde::Serialize) -> Answer {
+        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+        let text = value.to_string();
+        Answer { value, text }
+    }
+}
+
+/// Runs a tool. A refusal (the app's or the gateway's) is an `isError`
+/// result with the code, the message and the fix; an unknown tool is -32602.
+pub async fn call(gw: &Gateway, name: &str, args: Map<String, Value>) -> Result<CallToolResult, ErrorData> {
+    let outcome = match name {
+        "apps" => apps(gw).await,
+        "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status" | "whoami" => {
+            on_app(gw, name, &args).await
+        }
+        _ => {
+            return Err(ErrorData::invalid_params(
+                format!("no tool named {name}; tools/list names them"),
+                Some(json!({"name": name})),
+            ));
+        }
+    };
+    Ok(match outcome {
+        Ok(Answer { value, text }) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(value);
+            result
+        }
+        Err(f) => failure(f),
+    })
+}
+
+async fn on_app(gw: &Gateway, name: &str, args: &Map<String, Value>) -> Result<Answer, Failure> {
+    let app = required(args, "app")?;
+    let mut session = gw.connect(&app, None).await?;
+    match name {
+        "describe" => match text(args, "path")? {
+            Some(path) if !path.trim().is_empty() => Ok(Answer::json(session.api.describe_part(&path).await?)),
+            _ => Ok(Answer::json(session.describe().await?)),
+        },
+        "query" => {
+            let q = ListQuery {
+                page: number(args, "page")?,
+                per_page: number(args, "perPage")?,
+                filter: text(args, "filter")?,
+                sort: text(args, "sort")?,
+                expand: text(args, "expand")?,
+                fields: text(args, "fields")?,
+            };
+            Ok(Answer::json(session.api.list(&required(args, "entity")?, &q).await?))
+        }
+        "get" => {
+            let (entity, id) = (required(args, "entity")?, required(args, "id")?);
+            let (expand, fields) = (text(args, "expand")?, text(args, "fields")?);
+            Ok(Answer::json(session.api.view_shaped(&entity, &id, expand.as_deref(), fields.as_deref()).await?))
+        }
+        "create" | "update" => save(&mut session, name, args).await,
+        "delete" => delete(&session, args).await,
+        "run_operation" => run(&session, args).await,
+        "job_status" => Ok(Answer::json(session.api.job(&required(args, "jobId")?).await?)),
+        _ => Ok(Answer::json(session.api.whoami().await?)),
+    }
+}
+
+/// `apps`: every app in reach, each probed through the same gate as a call.
+async fn apps(gw: &Gateway) -> Result<Answer, Failure> {
+    let exposed = gw.exposed()?;
+    let probes = exposed.iter().map(|(name, _)| gw.connect(name, Some(PROBE_TIMEOUT)));
+    let sessions = futures_util::future::join_all(probes).await;
+    let mut items = Vec::new();
+    let mut lines = Vec::new();
+    for ((name, local), session) in exposed.into_iter().zip(sessions) {
+        let mut item = json!({"app": name, "local": local.is_some()});
+        if let Some(l) = &local {
+            item["id"] = json!(l.id);
+            item["name"] = json!(l.name);
+            item["url"] = json!(l.url);
+        }
+        match session {
+            Ok(s) => {
+                item["id"] = json!(s.identity.app.id);
+                item["name"] = json!(s.identity.app.name);
+                item["url"] = json!(s.base.as_str().trim_end_matches('/'));
+                item["status"] = json!("running");
+                lines.push(format!(
+                    "{name}: {} at {}, running",
+                    s.identity.app.name,
+                    item["url"].as_str().unwrap_or("")
+                ));
+            }
+            Err(f) => {
+                item["status"] = json!(f.code);
+                item["message"] = json!(f.message);
+                lines.push(format!("{name}: {} ({})", f.code, f.message));
+            }
+        }
+        items.push(item);
+    }
+    let text = if lines.is_empty() {
+        "no apps yet: a local app joins when `agent-app serve DIR` starts it".to_owned()
+    } else {
+        lines.join("\n")
+    };
+    Ok(Answer { value: json!({"apps": items}), text })
+}
+
+/// `create` and `update`: checked and coerced against the app's describe,
+/// then one write with one Idempotency-Key.
+async fn save(session: &mut Session, tool: &str, args: &Map<String, Value>) -> Result<Answer, Failure> {
+    let entity = required(args, "entity")?;
+    let id = if tool == "update" { Some(required(args, "id")?) } else { None };
+    let record = match args.get("record") {
+        Some(Value::Object(map)) => map.clone(),
+        other => return Err(bad_param("record", "an object of field values", other.unwrap_or(&Value::Null))),
+    };
+    let if_match = text(args, "ifMatch")?;
+    let key = key(args)?;
+    let clock = session.clock.ok_or_else(|| {
+        Failure::new(REFUSED, "invalid_identity", "the app's serverNow is not a datetime; dates cannot be resolved")
+    })?;
+    let doc = session.describe().await?.clone();
+    let ent = coerce::entity(&doc, &entity).map_err(|p| Failure::problems(vec![p]))?;
+    // A string for a date or a ref is read as a person would mean it; every
+    // other value is sent as given and judged by the app's guard.
+    let assignments: Vec<Assignment> = record
+        .into_iter()
+        .map(|(field, value)| {
+            let as_text = match (&value, ent.fields.get(&field).map(|f| &f.kind)) {
+                (Value::String(_), Some(FieldType::Datetime | FieldType::Ref { .. })) => true,
+                (Value::String(_), Some(FieldType::String { format, .. })) => *format == Some(StringFormat::DayKey),
+                _ => false,
+            };
+            let value = match value {
+                Value::String(s) if as_text => Input::Text(s),
+                other => Input::Raw(other),
+            };
+            Assignment { field, value }
+        })
+        .collect();
+    let action = if id.is_some() { Action::Update } else { Action::Create };
+    let draft = coerce::prepare(&doc, &entity, action, &assignments, &clock).map_err(Failure::problems)?;
+    let draft = coerce::resolve(&session.api, &doc, draft).await.map_err(Failure::problems)?;
+    let answer = match &id {
+        None => session.api.create(&entity, &draft.body, &key).await,
+        Some(id) => session.api.update_if(&entity, id, &draft.body, &key, if_match.as_deref()).await,
+    };
+    let Written { mut record, receipt } = answer.map_err(|e| lost(e, &key))?;
+    let mut text = match &receipt {
+        Some(r) => r.text.clone(),
+        None => format!("{tool} {entity} {}", record.get("id").and_then(Value::as_str).unwrap_or_default()),
+    };
+    if !draft.notes.is_empty() {
+        text.push_str(&format!("\nRead as: {}.", draft.notes.join("; ")));
+    }
+    record.insert("_receipt".into(), json!(receipt));
+    Ok(Answer { value: Value::Object(record), text })
+}
+
+async fn delete(session: &Session, args: &Map<String, Value>) -> Result<Answer, Failure> {
+    let (entity, id) = (required(args, "entity")?, required(args, "id")?);
+    let key = key(args)?;
+    let since = session.identity.server_now.clone();
+    session.api.delete(&entity, &id, &key).await.map_err(|e| lost(e, &key))?;
+    let receipt = session.api.delete_receipt(&since, &entity, &id).await;
+    let text = receipt.as_ref().map(|r| r.text.clone()).unwrap_or_else(|| format!("Deleted {entity}/{id}."));
+    Ok(Answer { value: json!({"_receipt": receipt}), text })
+}
+
+async fn run(session: &Session, args: &Map<String, Value>) -> Result<Answer, Failure> {
+    let name = required(args, "name")?;
+    let params = match args.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(other) => return Err(bad_param("params", "an object of the operation's params", other)),
+    };
+    let approval = text(args, "approvalKey")?;
+    let key = key(args)?;
+    let value = session.api.run(&name, &params, approval.as_deref(), &key).await.map_err(|e| lost(e, &key))?;
+    let text = match Outcome::from_answer(&name, &value) {
+        Outcome::Job { operation, job_id, .. } => {
+            format!("Started job {job_id} ({operation}); read its progress with job_status.")
+        }
+        Outcome::Done { receipts, .. } if !receipts.is_empty() => {
+            receipts.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("\n")
+        }
+        Outcome::Done { result, .. } => result.to_string(),
+    };
+    Ok(Answer { value, text })
+}
+
+/// The agent's Idempotency-Key, or a fresh one (named in the answer if the
+/// outcome turns out unknown, so the retry can carry it).
+fn key(args: &Map<String, Value>) -> Result<String, Failure> {
+    Ok(text(args, "idempotencyKey")?.unwrap_or_else(crate::fresh_key))
+}
+
+/// A refusal as an `isError` result: the error object `a2app --json` prints
+/// (code, message, field, fix, every violation) and its text.
+fn failure(f: Failure) -> CallToolResult {
+    let f = gateway_fix(f);
+    let mut result = CallToolResult::error(vec![ContentBlock::text(f.to_text())]);
+    result.structured_content = Some(f.to_json()["error"].clone());
+    result
+}
+
+/// The fixes that name a shell command or flag, said as an MCP host's agent
+/// can act on them; every other fix is the shell's.
+fn gateway_fix(f: Failure) -> Failure {
+    let fix = match f.code.as_str() {
+        "approval_required" => {
+            "show the person what it will do; only after they confirm, repeat the call with this approvalKey"
+        }
+        "unknown_entity" | "unknown_field" if f.fix.is_none() => "call describe with this app to see what exists",
+        "unknown_operation" => "call describe with path operations to see the operations",
+        "not_found" => "check the id: query the entity to see which records exist",
+        "unauthorized" => {
+            "the gateway sends the token stored for this app (a person runs `a2app URL login`) or, for a local app, its .agent-token; ask the person to give it one"
+        }
+        _ => return f,
+    };
+    f.fix(fix)
+}
+
+/// A string argument; absent is `None`, any other type is `invalid_param`.
+fn text(args: &Map<String, Value>, key: &str) -> Result<Option<String>, Failure> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(bad_param(key, "a string", other)),
+    }
+}
+
+fn required(args: &Map<String, Value>, key: &str) -> Result<String, Failure> {
+    match text(args, key)? {
+        Some(s) if !s.is_empty() => Ok(s),
+        _ => Err(coerce_problem(ErrorCode::InvalidParam, key, format!("{key} is required"), "a string")),
+    }
+}
+
+fn number(args: &Map<String, Value>, key: &str) -> Result<Option<u64>, Failure> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.is_u64() => Ok(n.as_u64()),
+        Some(other) => Err(bad_param(key, "a positive whole number", other)),
+    }
+}
+
+fn bad_param(key: &str, expected: &str, got: &Value) -> Failure {
+    let mut f = coerce_problem(ErrorCode::InvalidParam, key, format!("{key} must be {expected}"), expected);
+    f.got = Some(got.clone());
+    f
+}
+
+fn coerce_problem(code: ErrorCode, key: &str, message: String, expected: &str) -> Failure {
+    Failure::problems(vec![
+        coerce::Problem::new(code, message).field(key).expected(expected).fix(format!("give {key} as {expected}")),
+    ])
+}

@@ -1,0 +1,336 @@
+//! `a2app mcp`, the real binary, spoken to over its stdin and stdout as an MCP
+//! host does, in both protocol eras, against real `agent-app serve`s.
+
+use crate::client::{Home, kanban, tomorrow};
+use crate::{Server, copy_app, example, free_port};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The per-request metadata of the 2026-07-28 era.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "it", "version": "1"},
+    })
+}
+
+/// A running gateway and the lines it writes on stdout.
+struct Gateway {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl Gateway {
+    fn start(home: &Home, args: &[&str], envs: &[(&str, &str)]) -> Gateway {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2app"));
+        home.env(&mut cmd);
+        cmd.arg("mcp").args(args).envs(envs.iter().copied());
+        let mut child =
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("a2app mcp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Gateway { child, stdin, lines, next_id: 1 }
+    }
+
+    /// A legacy-era gateway, past `initialize`.
+    fn legacy(home: &Home, args: &[&str], envs: &[(&str, &str)]) -> Gateway {
+        let mut gw = Gateway::start(home, args, envs);
+        let init = gw.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        assert_eq!(init["result"]["serverInfo"]["name"], "a2app-gateway");
+        gw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        gw
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// One request and its response (every line on stdout must be JSON-RPC).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self.lines.recv_timeout(Duration::from_secs(30)).expect("an answer within 30 s");
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {line}"));
+            assert_eq!(message["jsonrpc"], "2.0", "{line}");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// A tool call's result; asserts it is an error result exactly when `error` is.
+    fn call(&mut self, tool: &str, args: Value, error: bool) -> Value {
+        let answer = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        let result = answer["result"].clone();
+        assert_eq!(result["isError"], error, "{tool} {args}: {answer}");
+        assert!(result["content"][0]["text"].as_str().is_some_and(|t| !t.is_empty()), "{answer}");
+        result
+    }
+
+    fn ok(&mut self, tool: &str, args: Value) -> Value {
+        self.call(tool, args, false)["structuredContent"].clone()
+    }
+
+    /// A refusal's error object (code, message, fix, …).
+    fn refused(&mut self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args, true);
+        let error = result["structuredContent"].clone();
+        assert!(error["fix"].as_str().is_some_and(|f| !f.is_empty()), "every refusal says what to do: {error}");
+        error
+    }
+
+    fn count(&mut self, entity: &str) -> u64 {
+        self.ok("query", json!({"app": "kanban", "entity": entity, "perPage": 1}))["totalItems"].as_u64().unwrap()
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_tool_surface_is_each_apps_own_with_an_app_argument() {
+    let home = Home::new();
+    let mut gw = Gateway::legacy(&home, &[], &[]);
+    let tools = gw.request("tools/list", json!({}))["result"]["tools"].clone();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["apps", "describe", "query", "get", "create", "update", "delete", "run_operation", "job_status", "whoami"]
+    );
+    for tool in tools.as_array().unwrap().iter().skip(1) {
+        let schema = &tool["inputSchema"];
+        assert_eq!(schema["required"][0], "app", "{tool}");
+        assert_eq!(schema["properties"].as_object().unwrap().keys().next().unwrap(), "app", "{tool}");
+        assert_eq!(schema["additionalProperties"], false, "{tool}");
+    }
+    let create = &tools[4];
+    assert_eq!(create["inputSchema"]["required"], json!(["app", "entity", "record"]));
+    assert!(create["description"].as_str().unwrap().contains("by its label"));
+    assert_eq!(tools[6]["annotations"]["destructiveHint"], true, "delete");
+    assert_eq!(tools[0]["annotations"]["readOnlyHint"], true, "apps");
+
+    // No app is served yet: apps says how one joins; any name is refused.
+    let apps = gw.call("apps", json!({}), false);
+    assert_eq!(apps["structuredContent"], json!({"apps": []}));
+    assert!(apps["content"][0]["text"].as_str().unwrap().contains("agent-app serve"));
+    let unknown = gw.refused("describe", json!({"app": "kanban"}));
+    assert_eq!(unknown["code"], "unknown_app");
+    assert_eq!(unknown["apps"], json!([]));
+
+    // Not a tool, and arguments of the wrong type.
+    let nope = gw.request("tools/call", json!({"name": "drop_tables", "arguments": {}}));
+    assert_eq!(nope["error"]["code"], -32602);
+    let bad = gw.refused("query", json!({"app": 7}));
+    assert_eq!((bad["code"].as_str(), bad["field"].as_str()), (Some("invalid_param"), Some("app")));
+}
+
+#[test]
+fn writes_through_the_gateway_are_coerced_guarded_and_receipted() {
+    let home = Home::new();
+    let (_dir, server) = kanban(&home);
+    let tomorrow = tomorrow(&home, "kanban");
+    let mut gw = Gateway::legacy(&home, &[], &[]);
+
+    let apps = gw.ok("apps", json!({}));
+    assert_eq!(
+        apps,
+        json!({"apps": [{"app": "kanban", "local": true, "id": "kanban", "name": "Kanban Board", "url": server.url, "status": "running"}]})
+    );
+    let part = gw.ok("describe", json!({"app": "kanban", "path": "cards/fields/title"}));
+    assert_eq!(part["type"], "string");
+    let whoami = gw.ok("whoami", json!({"app": "kanban"}));
+    assert_eq!((whoami["kind"].as_str(), whoami["agent"].as_str()), (Some("agent"), Some("a2app-gateway")));
+
+    // A list, then a card given its list by label and its date as a word.
+    let list = gw.call("create", json!({"app": "kanban", "entity": "lists", "record": {"name": "To Do"}}), false);
+    assert_eq!(list["content"][0]["text"], "Added \"To Do\" to lists");
+    let list_id = list["structuredContent"]["id"].as_str().unwrap().to_owned();
+    let card = gw.call(
+        "create",
+        json!({"app": "kanban", "entity": "cards", "record": {"title": "Eat chicken", "list": "To Do", "due_date": "tomorrow"}}),
+        false,
+    );
+    let text = card["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Added \"Eat chicken\" to To Do"), "{text}");
+    assert!(
+        text.contains(&format!("Read as: due_date: tomorrow → {tomorrow}; list: \"To Do\" → {list_id}.")),
+        "{text}"
+    );
+    let card = card["structuredContent"].clone();
+    assert_eq!(card["list"], list_id.as_str());
+    assert_eq!(card["_receipt"]["action"], "create");
+    assert_eq!(card["_receipt"]["agent"], "a2app-gateway");
+    let card_id = card["id"].as_str().unwrap().to_owned();
+    // Read back the way a person would, over the contract.
+    let shown = home.run(&["--json", "kanban", "cards", &card_id]).expect(0).json();
+    assert_eq!(shown["record"]["due_date"], format!("{tomorrow} 00:00:00.000Z"));
+
+    // What the client can tell before sending is refused at once, all of it.
+    let early =
+        gw.refused("create", json!({"app": "kanban", "entity": "cards", "record": {"titel": "x", "list": "To Do"}}));
+    let codes: Vec<&str> =
+        early["violations"].as_array().unwrap().iter().map(|v| v["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["unknown_field", "required_field"]);
+    // The rest is the app's guard's, every violation in one answer.
+    let guarded = gw.refused(
+        "create",
+        json!({"app": "kanban", "entity": "cards", "record": {"title": "x", "list": list_id, "points": 500, "priority": "High"}}),
+    );
+    let mut found: Vec<(&str, &str)> = guarded["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["field"].as_str().unwrap(), v["code"].as_str().unwrap()))
+        .collect();
+    found.sort();
+    assert_eq!(found, [("points", "out_of_range"), ("priority", "invalid_enum")]);
+    assert_eq!(gw.count("cards"), 1, "nothing refused was written");
+
+    // A label that is not exactly one record writes nothing.
+    gw.ok("create", json!({"app": "kanban", "entity": "lists", "record": {"name": "To Do"}}));
+    let ambiguous =
+        gw.refused("create", json!({"app": "kanban", "entity": "cards", "record": {"title": "y", "list": "To Do"}}));
+    assert_eq!((ambiguous["code"].as_str(), ambiguous["field"].as_str()), (Some("invalid_ref"), Some("list")));
+    assert_eq!(ambiguous["candidates"].as_array().unwrap().len(), 2);
+    assert_eq!(gw.count("cards"), 1);
+
+    // A repeated Idempotency-Key writes once.
+    let args = json!({"app": "kanban", "entity": "lists", "record": {"name": "Once"}, "idempotencyKey": "gw-once"});
+    let first = gw.ok("create", args.clone());
+    let again = gw.refused("create", args);
+    assert_eq!((again["code"].as_str(), again["id"].as_str()), (Some("duplicate_request"), first["id"].as_str()));
+    assert_eq!(gw.count("lists"), 3);
+
+    // An update against a stale read is refused; a fresh one applies.
+    let stale = gw.refused(
+        "update",
+        json!({"app": "kanban", "entity": "cards", "id": card_id, "record": {"points": 3}, "ifMatch": "2000-01-01 00:00:00.000Z"}),
+    );
+    assert_eq!(stale["code"], "version_conflict");
+    let updated = gw.ok(
+        "update",
+        json!({"app": "kanban", "entity": "cards", "id": card_id, "record": {"points": 3}, "ifMatch": card["updated"]}),
+    );
+    assert_eq!(updated["points"], 3);
+
+    // Operations: a plain one; a destructive one only with the approval key; a job.
+    let done = gw.ok("run_operation", json!({"app": "kanban", "name": "complete_card", "params": {"card": card_id}}));
+    assert_eq!(done["receipts"][0]["action"], "update");
+    let ask = gw.refused("run_operation", json!({"app": "kanban", "name": "clear_done"}));
+    assert_eq!(ask["code"], "approval_required");
+    assert!(ask["fix"].as_str().unwrap().contains("after they confirm"), "{ask}");
+    let approval = ask["approvalKey"].as_str().unwrap().to_owned();
+    assert_eq!(gw.count("cards"), 1, "nothing runs before approval");
+    let cleared =
+        gw.call("run_operation", json!({"app": "kanban", "name": "clear_done", "approvalKey": approval}), false);
+    assert_eq!(cleared["structuredContent"]["receipts"][0]["action"], "delete");
+    assert_eq!(gw.count("cards"), 0);
+    let started = gw.call("run_operation", json!({"app": "kanban", "name": "export_board"}), false);
+    assert!(started["content"][0]["text"].as_str().unwrap().starts_with("Started job"));
+    let job_id = started["structuredContent"]["jobId"].as_str().unwrap().to_owned();
+    let mut state = String::new();
+    for _ in 0..200 {
+        state = gw.ok("job_status", json!({"app": "kanban", "jobId": job_id}))["state"].as_str().unwrap().to_owned();
+        if state != "queued" && state != "running" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert_eq!(state, "succeeded");
+
+    // A delete answers with the system's receipt.
+    let gone = gw.call("delete", json!({"app": "kanban", "entity": "lists", "id": list_id}), false);
+    assert_eq!(gone["structuredContent"]["_receipt"]["action"], "delete");
+    assert_eq!(gone["structuredContent"]["_receipt"]["id"], list_id.as_str());
+    assert_eq!(gw.count("lists"), 2);
+    let missing = gw.refused("get", json!({"app": "kanban", "entity": "lists", "id": list_id}));
+    assert_eq!(missing["code"], "not_found");
+
+    // Only the apps in reach: a URL, even this app's own, is refused unless the gateway was started with it.
+    let url = gw.refused("query", json!({"app": server.url, "entity": "cards"}));
+    assert_eq!((url["code"].as_str(), url["apps"].clone()), (Some("unknown_app"), json!(["kanban"])));
+}
+
+#[test]
+fn the_2026_era_is_served_statelessly_over_stdio() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    let mut gw = Gateway::start(&home, &[], &[]);
+    let discover = gw.request("server/discover", json!({"_meta": modern_meta()}));
+    assert_eq!(discover["result"]["resultType"], "complete", "{discover}");
+    assert!(discover["result"]["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")));
+    assert_eq!(discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "a2app-gateway");
+    let tools = gw.request("tools/list", json!({"_meta": modern_meta()}));
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 10, "{tools}");
+    let made = gw.request(
+        "tools/call",
+        json!({"name": "create", "arguments": {"app": "kanban", "entity": "lists", "record": {"name": "Modern"}}, "_meta": modern_meta()}),
+    );
+    assert_eq!(made["result"]["content"][0]["text"], "Added \"Modern\" to lists", "{made}");
+    let lists = home.run(&["--json", "kanban", "lists"]).expect(0).json();
+    assert_eq!(lists["items"][0]["name"], "Modern");
+    // Without the era's metadata and without initialize: refused, not guessed.
+    let bare = gw.request("tools/list", json!({}));
+    assert_eq!(bare["error"]["code"], -32602, "{bare}");
+}
+
+#[test]
+fn started_with_targets_it_drives_exactly_those() {
+    let dir = copy_app(&example("kanban"));
+    let server = Server::start(dir.path(), free_port(), &[]);
+    let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    // A person without the app in their registry, who gives its URL and token.
+    let home = Home::new();
+
+    let mut gw = Gateway::legacy(&home, &[&server.url], &[("A2APP_TOKEN", &token)]);
+    let apps = gw.ok("apps", json!({}));
+    assert_eq!(apps["apps"][0]["app"], server.url.as_str());
+    assert_eq!(apps["apps"][0]["local"], false);
+    assert_eq!(apps["apps"][0]["status"], "running");
+    gw.ok("create", json!({"app": server.url, "entity": "lists", "record": {"name": "Remote"}}));
+    assert_eq!(gw.refused("describe", json!({"app": "kanban"}))["code"], "unknown_app");
+    drop(gw);
+
+    // With two targets the one-run token could belong to either: it is sent to neither.
+    let mut gw = Gateway::legacy(&home, &[&server.url, "elsewhere"], &[("A2APP_TOKEN", &token)]);
+    let refused = gw.refused("create", json!({"app": server.url, "entity": "lists", "record": {"name": "No"}}));
+    assert_eq!(refused["code"], "unauthorized");
+    assert!(refused["fix"].as_str().unwrap().contains("a2app URL login"), "{refused}");
+    let apps = gw.ok("apps", json!({}));
+    let status: Vec<&str> = apps["apps"].as_array().unwrap().iter().map(|a| a["status"].as_str().unwrap()).collect();
+    assert_eq!(status, ["running", "unknown_app"]);
+
+    // An app that stopped is reported as such, not as an error of the gateway.
+    let url = server.url.clone();
+    drop(server);
+    let apps = gw.ok("apps", json!({}));
+    assert_eq!(apps["apps"][0]["status"], "unreachable");
+    let down = gw.refused("query", json!({"app": url, "entity": "lists"}));
+    assert_eq!(down["code"], "unreachable");
+}
