@@ -4,8 +4,10 @@
 #      --requirements 2026-07-28, each with its checked-in exclusion list
 #      (expected-failures-*.yml: only scenarios needing the suite's test_* fixtures);
 #   2. the Python client mcp 2.3.0 in auto, legacy and 2026-07-28 modes;
-#   3. the TypeScript SDK client 1.32.2 (legacy era, on the machine's Node 20).
-# The Rust build is the caller's job. Env: A2APP_BIN (default target/debug/agent-app),
+#   3. the TypeScript SDK client 1.32.2 (legacy era, on the machine's Node 20);
+#   4. the same two SDKs spawning `a2app mcp`, the gateway, over stdio.
+# The Rust build is the caller's job. Env: A2APP_BIN (default target/debug/agent-app; a2app is
+# taken from the same directory),
 # A2APP_MCP_PORT (default 18590; the suite uses this one port of 18590-18599).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -15,6 +17,8 @@ bin=${A2APP_BIN:-$PWD/../../target/debug/agent-app}
 port=${A2APP_MCP_PORT:-18590}
 work=$(mktemp -d)
 cp ../../examples/kanban/app.toml ../../examples/kanban/schema.json ../../examples/kanban/operations.json "$work/"
+# The app registers in a config directory of this run's own, where the gateway finds it.
+export A2APP_CONFIG_DIR="$work/config"
 "$bin" serve "$work" --http "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
 server=$!
 cleanup() {
@@ -60,6 +64,11 @@ for mode in auto legacy 2026-07-28; do
   step "python mcp 2.3.0 ($mode)" timeout 120 .venv/bin/python python_client.py "http://127.0.0.1:$port/mcp" "$token" "$mode"
 done
 step "typescript sdk 1.32.2" timeout 120 node ts_client.mjs "http://127.0.0.1:$port/mcp" "$token"
+a2app="$(dirname "$bin")/a2app"
+for mode in auto legacy 2026-07-28; do
+  step "gateway: python mcp 2.3.0 over stdio ($mode)" timeout 120 .venv/bin/python gateway_client.py "$a2app" "$A2APP_CONFIG_DIR" "$mode"
+done
+step "gateway: typescript sdk 1.32.2 over stdio" timeout 120 node gateway_ts_client.mjs "$a2app" "$A2APP_CONFIG_DIR"
 
 echo "mcp: $passed passed, $failed failed"
 [[ $failed == 0 ]]

@@ -1,0 +1,49 @@
+// Interop: the official TypeScript SDK client (@modelcontextprotocol/sdk 1.32.2,
+// legacy era) spawns `a2app mcp`, the gateway, and drives it over stdio.
+//   node gateway_ts_client.mjs A2APP CONFIG_DIR
+// Lists tools and apps, creates a list and a card given its list by label, runs
+// an operation, and checks that a destructive one waits for its approval key.
+// Exits non-zero on any mismatch.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [binary, configDir] = process.argv.slice(2);
+const check = (cond, what) => {
+  if (!cond) {
+    console.error(`FAIL [gateway ts] ${what}`);
+    process.exit(1);
+  }
+  console.log(`ok [gateway ts] ${what}`);
+};
+
+const client = new Client({ name: "a2app-gateway-ts-interop", version: "1.0.0" });
+const transport = new StdioClientTransport({ command: binary, args: ["mcp"], env: { A2APP_CONFIG_DIR: configDir } });
+await client.connect(transport, { timeout: 20000 });
+
+const { tools } = await client.listTools();
+check(tools.length === 10 && tools[0].name === "apps", `tools ${tools.map((t) => t.name).join()}`);
+check(tools.every((t, i) => i === 0 || t.inputSchema.required[0] === "app"), "every app tool takes app first");
+
+const apps = await client.callTool({ name: "apps", arguments: {} });
+check(apps.structuredContent.apps[0].app === "kanban", "apps names kanban");
+
+const list = await client.callTool({ name: "create", arguments: { app: "kanban", entity: "lists", record: { name: "Gateway TS" } } });
+check(!list.isError, `create list: ${list.content[0].text}`);
+const card = await client.callTool({
+  name: "create",
+  arguments: { app: "kanban", entity: "cards", record: { title: "TS via gateway", list: "Gateway TS" } },
+});
+check(!card.isError && card.structuredContent.list === list.structuredContent.id, `card by label: ${card.content[0].text}`);
+
+const done = await client.callTool({
+  name: "run_operation",
+  arguments: { app: "kanban", name: "complete_card", params: { card: card.structuredContent.id } },
+});
+check(!done.isError && done.structuredContent.receipts[0].action === "update", "run_operation");
+
+const ask = await client.callTool({ name: "run_operation", arguments: { app: "kanban", name: "clear_done" } });
+check(ask.isError && ask.structuredContent.code === "approval_required" && ask.structuredContent.approvalKey, "approval asked");
+const still = await client.callTool({ name: "get", arguments: { app: "kanban", entity: "cards", id: card.structuredContent.id } });
+check(!still.isError && still.structuredContent.done === true, "nothing deleted before approval");
+
+await client.close();
