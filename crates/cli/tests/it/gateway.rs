@@ -334,3 +334,220 @@ fn started_with_targets_it_drives_exactly_those() {
     let down = gw.refused("query", json!({"app": url, "entity": "lists"}));
     assert_eq!(down["code"], "unreachable");
 }
+
+/// The client's own codes, as the README's `--json` section lists them.
+const CLIENT_CODES: &[&str] = &[
+    "not_an_app",
+    "unsupported_protocol",
+    "not_running",
+    "forbidden_host",
+    "proxy_auth",
+    "app_changed",
+    "unknown_app",
+    "invalid_address",
+    "unreachable",
+    "outcome_unknown",
+    "unexpected_answer",
+    "job_failed",
+    "job_interrupted",
+    "config",
+];
+
+/// Random tool calls and malformed messages: every request gets one JSON-RPC
+/// answer, every refusal a documented code and a fix, the gateway outlives
+/// them all, and the lists it acknowledged are exactly the lists stored.
+#[test]
+fn random_tool_calls_end_with_a_documented_code() {
+    use rand::seq::IndexedRandom;
+    use rand::{RngExt, SeedableRng};
+    let seed = std::env::var("A2APP_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x00a2_a9a7u64);
+    let rounds = std::env::var("A2APP_FUZZ_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(300usize);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let home = Home::new();
+    let (_dir, server) = kanban(&home);
+    let mut gw = Gateway::legacy(&home, &[], &[]);
+    let first = gw.ok("create", json!({"app": "kanban", "entity": "lists", "record": {"name": "To Do"}}));
+    let mut lists = vec![first["id"].as_str().unwrap().to_owned()];
+    let mut cards: Vec<String> = Vec::new();
+
+    let tools = [
+        "apps",
+        "describe",
+        "query",
+        "get",
+        "create",
+        "update",
+        "delete",
+        "run_operation",
+        "job_status",
+        "whoami",
+        "nope",
+        "",
+    ];
+    let apps =
+        [json!("kanban"), json!("Kanban Board"), json!(server.url), json!("nope"), json!(""), json!(3), json!(null)];
+    let keys = [
+        "entity",
+        "id",
+        "record",
+        "path",
+        "filter",
+        "sort",
+        "page",
+        "perPage",
+        "expand",
+        "fields",
+        "name",
+        "params",
+        "approvalKey",
+        "idempotencyKey",
+        "ifMatch",
+        "jobId",
+        "extra",
+    ];
+    let words = [
+        "cards",
+        "lists",
+        "members",
+        "nope",
+        "To Do",
+        "tomorrow",
+        "next friday",
+        "2026-13-40",
+        "high",
+        "-created",
+        "title = 'x'",
+        "(((",
+        "list",
+        "cards/fields/title",
+        "operations",
+        "complete_card",
+        "clear_done",
+        "export_board",
+        "move_card",
+        "k1",
+        "é🦀",
+        "",
+        "abcdefghijklmno",
+    ];
+    let fields =
+        ["title", "list", "due_date", "due_day", "priority", "points", "labels", "done", "meta", "name", "nope", "id"];
+    let mut ok = 0usize;
+    let mut refused = std::collections::BTreeSet::new();
+    for round in 0..rounds {
+        let value = |rng: &mut rand::rngs::StdRng| -> Value {
+            match rng.random_range(0..6) {
+                0 => json!(rng.random_range(-5i64..200)),
+                1 => json!(rng.random_bool(0.5)),
+                2 => Value::Null,
+                3 => json!([*words.choose(rng).unwrap()]),
+                _ => json!(*words.choose(rng).unwrap()),
+            }
+        };
+        // A record of one to four fields, each value right or wrong for it.
+        let record = |rng: &mut rand::rngs::StdRng| -> Value {
+            let mut record = serde_json::Map::new();
+            for _ in 0..rng.random_range(1..5) {
+                let v = match rng.random_range(0..5) {
+                    0 => json!(rng.random_range(-5i64..200)),
+                    1 => json!(["bug", "nope"]),
+                    2 => json!(rng.random_bool(0.5)),
+                    _ => json!(*words.choose(rng).unwrap()),
+                };
+                record.insert((*fields.choose(rng).unwrap()).to_owned(), v);
+            }
+            Value::Object(record)
+        };
+        let tool = *tools.choose(&mut rng).unwrap();
+        let mut args = serde_json::Map::new();
+        if rng.random_bool(0.9) {
+            args.insert(
+                "app".into(),
+                if rng.random_bool(0.7) { json!("kanban") } else { apps.choose(&mut rng).unwrap().clone() },
+            );
+        }
+        for _ in 0..rng.random_range(0..3) {
+            let key = *keys.choose(&mut rng).unwrap();
+            let v = if key == "record" { record(&mut rng) } else { value(&mut rng) };
+            args.insert(key.into(), v);
+        }
+        // Mostly names that exist, so calls get past the first check.
+        if rng.random_bool(0.8) {
+            args.insert("entity".into(), json!(*["cards", "lists", "cards", "nope"].choose(&mut rng).unwrap()));
+        }
+        if rng.random_bool(0.6) {
+            let id = if rng.random_bool(0.5) { lists.choose(&mut rng) } else { cards.choose(&mut rng) };
+            args.insert("id".into(), json!(id.map_or("abcdefghijklmno", String::as_str)));
+        }
+        if matches!(tool, "create" | "update") && rng.random_bool(0.8) {
+            let mut r = record(&mut rng);
+            if rng.random_bool(0.5) {
+                r["title"] = json!("t");
+                r["list"] = json!("To Do");
+            }
+            args.insert("record".into(), r);
+        }
+        if tool == "job_status" && rng.random_bool(0.7) {
+            args.insert("jobId".into(), json!(*["abcdefghijklmno", "nope", ""].choose(&mut rng).unwrap()));
+        }
+        if tool == "run_operation" && rng.random_bool(0.8) {
+            let op = *["complete_card", "clear_done", "export_board", "move_card", "cards_in_list"]
+                .choose(&mut rng)
+                .unwrap();
+            args.insert("name".into(), json!(op));
+        }
+        if tool == "create" && rng.random_bool(0.3) {
+            args.insert("entity".into(), json!("lists"));
+            args.insert("record".into(), json!({"name": format!("L{round}")}));
+        }
+        let params = match rng.random_range(0..20) {
+            0 => json!({"name": tool, "arguments": false}),
+            1 => json!({"arguments": args}),
+            _ => json!({"name": tool, "arguments": args}),
+        };
+        let context = format!("seed {seed}, round {round}: {params}");
+        if rng.random_range(0..30) == 0 {
+            // A line that is not JSON-RPC: no answer is owed, and the session must go on.
+            gw.send(&json!("not a request"));
+            writeln!(gw.stdin, "{{garbage").unwrap();
+        }
+        let answer = gw.request("tools/call", params.clone());
+        if let Some(error) = answer.get("error") {
+            assert!(matches!(error["code"].as_i64(), Some(-32602 | -32601)), "{context}: {answer}");
+            continue;
+        }
+        let result = &answer["result"];
+        assert!(result["content"][0]["text"].as_str().is_some_and(|t| !t.is_empty()), "{context}: {answer}");
+        if result["isError"] == true {
+            let code = result["structuredContent"]["code"].as_str().unwrap_or_default().to_owned();
+            assert!(
+                protocol::ErrorCode::from_name(&code).is_some() || CLIENT_CODES.contains(&code.as_str()),
+                "undocumented code {code:?}: {context}: {answer}"
+            );
+            assert!(result["structuredContent"]["fix"].as_str().is_some_and(|f| !f.is_empty()), "{context}: {answer}");
+            assert_ne!(code, "internal", "{context}: {answer}");
+            refused.insert(code);
+            continue;
+        }
+        assert_eq!(result["isError"], false, "{context}: {answer}");
+        ok += 1;
+        let stored = &result["structuredContent"];
+        let on_lists = params["arguments"]["entity"] == "lists" && params["arguments"]["app"] != json!(null);
+        match tool {
+            "create" if on_lists => lists.push(stored["id"].as_str().unwrap().to_owned()),
+            "create" if params["arguments"]["entity"] == "cards" => {
+                cards.push(stored["id"].as_str().unwrap().to_owned())
+            }
+            "delete" if on_lists => lists.retain(|id| Some(id.as_str()) != params["arguments"]["id"].as_str()),
+            _ => {}
+        }
+    }
+    assert!(ok >= rounds / 10, "{ok} of {rounds} calls succeeded");
+    assert!(refused.len() >= 8, "too few distinct refusals: {refused:?}");
+    // The gateway still answers, and stored exactly the lists it acknowledged.
+    let stored = gw.ok("query", json!({"app": "kanban", "entity": "lists", "perPage": 500}));
+    let mut stored: Vec<&str> = stored["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
+    stored.sort_unstable();
+    lists.sort_unstable();
+    assert_eq!(stored, lists, "seed {seed}");
+}
