@@ -188,7 +188,8 @@ fn login(ctx: &mut Ctx<'_>) -> Result<u8, Failure> {
         );
     }
     let config = ctx.env.config.clone().ok_or_else(|| Failure::config("no config directory"))?;
-    a2app_client::credentials::save(&config, &ctx.session.origin, token).map_err(Failure::config)?;
+    a2app_client::credentials::save(&config, &ctx.session.origin, ctx.session.base.as_str(), token)
+        .map_err(Failure::config)?;
     let origin = ctx.session.origin.clone();
     ctx.out.done(json!({"ok": true, "origin": origin, "stored": true}), &format!("stored a token for {origin}"));
     Ok(output::OK)

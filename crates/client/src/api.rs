@@ -210,19 +210,26 @@ impl Api {
         self.write(Method::DELETE, &url, None, key, &[]).await.map(|_| ())
     }
 
-    /// Receipts stored after `since` (wire datetime), oldest first.
+    /// Receipts stored after `since` (wire datetime), oldest first, at most 1,000.
     pub async fn receipts(&self, since: &str) -> Result<Vec<Receipt>, CallError> {
         let url = self.url("/api/_a2app/receipts");
-        let resp = self.request(Method::GET, &url).query(&[("since", since)]).send().await;
+        // The feed's largest page: receipts are read for a short span of time.
+        let resp = self.request(Method::GET, &url).query(&[("since", since), ("limit", "1000")]).send().await;
         let value: Value = decode(&url, resp.map_err(|e| read_error(&url, &e))?).await?;
         Ok(value.get("items").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default())
     }
 
-    /// The system's receipt of a delete done after `since`: a delete answers
-    /// 204 without a body, so its receipt is read from the receipts feed.
-    /// `None` when the feed cannot be read or does not hold it.
+    /// The system's receipt of a delete done after `since` (the app's clock,
+    /// read just before): a delete answers 204 without a body, so its receipt
+    /// is read from the receipts feed. `None` when the feed cannot be read or
+    /// does not hold it.
     pub async fn delete_receipt(&self, since: &str, entity: &str, id: &str) -> Option<Receipt> {
-        let receipts = self.receipts(since).await.ok()?;
+        // The feed holds what was stored strictly after `since`, to the
+        // millisecond: a delete in the same millisecond as `since` is found
+        // only from one millisecond earlier.
+        let stamp: jiff::Timestamp = since.trim().replacen(' ', "T", 1).parse().ok()?;
+        let earlier = stamp.checked_sub(jiff::SignedDuration::from_millis(1)).ok()?;
+        let receipts = self.receipts(&earlier.to_string()).await.ok()?;
         receipts.into_iter().rev().find(|r| r.action == "delete" && r.entity == entity && r.id == id)
     }
 

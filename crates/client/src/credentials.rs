@@ -44,6 +44,10 @@ impl std::fmt::Debug for Credential {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Entry {
     token: String,
+    /// The app's base URL as it was connected (with any path prefix), so the
+    /// gateway can reach the app the token is for; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
 }
 
 type File = BTreeMap<String, Entry>;
@@ -79,12 +83,34 @@ pub fn resolve(
     Ok(Credential { token: None, source: Source::None })
 }
 
-/// Stores a token for `origin` in the credentials file (mode 0600).
-pub fn save(config: &ConfigDir, origin: &str, token: &str) -> Result<(), ConfigError> {
+/// Stores a token for `origin`, the origin of the app at `url`, in the
+/// credentials file (mode 0600). Storing one connects the app: `connected`
+/// lists it.
+pub fn save(config: &ConfigDir, origin: &str, url: &str, token: &str) -> Result<(), ConfigError> {
     let path = config.credentials();
     let mut file: File = config.read(&path)?.unwrap_or_default();
-    file.insert(origin.into(), Entry { token: token.trim().into() });
+    file.insert(origin.into(), Entry { token: token.trim().into(), url: Some(url.trim_end_matches('/').into()) });
     config.write(&path, &file)
+}
+
+/// The base URLs of the apps a person connected by storing a token for them,
+/// in the order of their origins: the remote apps the gateway drives besides the local ones. An
+/// entry from before URLs were kept stands for its origin's root.
+pub fn connected(config: &ConfigDir) -> Result<Vec<String>, ConfigError> {
+    let file: File = config.read(&config.credentials())?.unwrap_or_default();
+    Ok(file.into_iter().map(|(origin, entry)| entry.url.unwrap_or_else(|| origin_root(&origin))).collect())
+}
+
+/// `https://x:443` → `https://x`: the origin as a person writes it.
+fn origin_root(origin: &str) -> String {
+    for (scheme, port) in [("https://", ":443"), ("http://", ":80")] {
+        if origin.starts_with(scheme)
+            && let Some(root) = origin.strip_suffix(port)
+        {
+            return root.to_owned();
+        }
+    }
+    origin.to_owned()
 }
 
 /// Removes the token for `origin`; true if there was one.
@@ -109,7 +135,8 @@ mod tests {
         let got = resolve(&config, origin, None, Some(&local)).unwrap();
         assert_eq!((got.token.as_deref(), got.source), (Some("local-token"), Source::LocalApp { path: token_path }));
 
-        save(&config, origin, "file-token").unwrap();
+        save(&config, origin, "http://127.0.0.1:8090/", "file-token").unwrap();
+        assert_eq!(connected(&config).unwrap(), ["http://127.0.0.1:8090"]);
         let got = resolve(&config, origin, None, Some(&local)).unwrap();
         assert_eq!((got.token.as_deref(), got.source), (Some("file-token"), Source::File));
 
@@ -128,5 +155,22 @@ mod tests {
         }
         assert!(remove(&config, origin).unwrap());
         assert_eq!(resolve(&config, origin, None, None).unwrap().source, Source::None);
+        assert!(connected(&config).unwrap().is_empty());
+    }
+
+    #[test]
+    fn connected_apps_keep_their_path_and_old_entries_stand_for_the_origin_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = ConfigDir::new(dir.path().join("a2app"));
+        save(&config, "https://apps.example.com:443", "https://apps.example.com/kanban", "t1").unwrap();
+        // A file written before URLs were kept.
+        let mut file: File = config.read(&config.credentials()).unwrap().unwrap();
+        file.insert("https://old.example:443".into(), Entry { token: "t2".into(), url: None });
+        file.insert("http://other.example:8080".into(), Entry { token: "t3".into(), url: None });
+        config.write(&config.credentials(), &file).unwrap();
+        assert_eq!(
+            connected(&config).unwrap(),
+            ["http://other.example:8080", "https://apps.example.com/kanban", "https://old.example"]
+        );
     }
 }

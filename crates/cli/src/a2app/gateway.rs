@@ -9,11 +9,13 @@
 //! not give, and the guard, the receipts and the codes stay the app's.
 //!
 //! Which apps it drives is the person's choice, made where the host is
-//! configured, never the agent's: started without targets it drives the
-//! local registry, read on every call (an app served after the gateway started
-//! is there at once); started with targets it drives exactly those. An `app`
-//! argument naming anything else is refused with `unknown_app`, so a page or
-//! a record cannot steer the gateway to a URL of its choosing.
+//! configured or where a token is stored, never the agent's: started without
+//! targets it drives the local registry and the remote apps the person
+//! connected (`a2app URL login`), both read on every call (an app served or
+//! connected after the gateway started is there at once); started with
+//! targets it drives exactly those. An `app` argument naming anything else is
+//! refused with `unknown_app`, so a page or a record cannot steer the gateway
+//! to a URL of its choosing.
 //!
 //! stdout carries the protocol and nothing else; logs go to stderr.
 
@@ -58,8 +60,13 @@ impl Gateway {
     /// entry when it is a local app.
     pub fn exposed(&self) -> Result<Vec<(String, Option<registry::LocalApp>)>, Failure> {
         if self.targets.is_empty() {
-            let apps = registry::list(&self.config).map_err(Failure::config)?;
-            return Ok(apps.into_iter().map(|a| (a.id.clone(), Some(a))).collect());
+            let local = registry::list(&self.config).map_err(Failure::config)?;
+            let remote = self.connected(&local)?;
+            return Ok(local
+                .into_iter()
+                .map(|a| (a.id.clone(), Some(a)))
+                .chain(remote.into_iter().map(|u| (u, None)))
+                .collect());
         }
         let mut out = Vec::new();
         for target in &self.targets {
@@ -72,21 +79,35 @@ impl Gateway {
         Ok(out)
     }
 
+    /// The remote apps the person connected (`a2app URL login` stored a
+    /// token for them), by base URL; an origin a local app serves is that
+    /// local app, listed by its name.
+    fn connected(&self, local: &[registry::LocalApp]) -> Result<Vec<String>, Failure> {
+        let urls = a2app_client::credentials::connected(&self.config).map_err(Failure::config)?;
+        let local_origins: Vec<String> = local.iter().filter_map(|a| origin(&a.url)).collect();
+        Ok(urls.into_iter().filter(|url| origin(url).is_some_and(|o| !local_origins.contains(&o))).collect())
+    }
+
     /// The target an `app` argument names, if the gateway drives it.
     fn target(&self, app: &str) -> Result<String, Failure> {
         if self.targets.is_empty() {
-            // A local app by id or display name; never a URL or a path.
+            // A local app by id or display name, or a connected app by its URL.
             if let Ok(Target::Name(_)) = address::parse(app)
                 && registry::lookup(&self.config, app).map_err(Failure::config)?.is_some()
             {
                 return Ok(app.to_owned());
+            }
+            let local = registry::list(&self.config).map_err(Failure::config)?;
+            let wanted = app.trim_end_matches('/');
+            if let Some(url) = self.connected(&local)?.into_iter().find(|u| u == wanted) {
+                return Ok(url);
             }
         } else if let Some(t) = self.targets.iter().find(|t| t.as_str() == app) {
             return Ok(t.clone());
         }
         let names: Vec<String> = self.exposed()?.into_iter().map(|(name, _)| name).collect();
         let fix = if self.targets.is_empty() {
-            "call apps for the names; a local app joins when `agent-app serve DIR` starts it, and a remote one when the gateway is started with its URL (a2app mcp URL …)"
+            "call apps for the names; a local app joins when `agent-app serve DIR` starts it, and a remote one when a person connects it (`a2app URL login`)"
         } else {
             "call apps for the names; another app joins only when the person adds it to the gateway's arguments"
         };
@@ -115,6 +136,14 @@ impl Gateway {
             tracing::warn!(origin = %session.origin, app_id = %session.identity.app.id, "first contact: pinned app.id");
         }
         Ok(session)
+    }
+}
+
+/// The origin of a URL, or `None` if it is not one.
+fn origin(url: &str) -> Option<String> {
+    match address::parse(url) {
+        Ok(Target::Url(u)) => Some(address::origin(&u)),
+        _ => None,
     }
 }
 

@@ -856,3 +856,46 @@ fn random_command_lines_end_with_a_documented_code() {
     home.run(&["kanban", "whoami"]).expect(0);
     assert!(codes.iter().all(|&n| n >= runs / 40), "exit codes 0, 1, 2, 3: {codes:?}");
 }
+
+/// A delete answers 204; its receipt comes from the feed, which holds what
+/// was stored strictly after `since`. A delete stored in the very millisecond
+/// identity reported must still be found.
+#[test]
+fn a_delete_in_the_millisecond_identity_reported_still_gets_its_receipt() {
+    let home = Home::new();
+    let id = "aaaaaaaaaaaaaaa";
+    let app = Fake::start(move |r| {
+        let ok = |v: Value| Some((200, "application/json", v.to_string()));
+        let path = r.path.split('?').next().unwrap_or_default();
+        match (r.method.as_str(), path) {
+            ("GET", "/api/_a2app") => ok(serde_json::from_str(&identity("kanban", "1.0")).unwrap()),
+            ("GET", "/api/_a2app/describe") => ok(describe_doc()),
+            ("GET", "/api/collections/cards/records/aaaaaaaaaaaaaaa") => ok(json!({"id": id, "title": "Old"})),
+            ("DELETE", "/api/collections/cards/records/aaaaaaaaaaaaaaa") => {
+                Some((204, "application/json", String::new()))
+            }
+            ("GET", "/api/_a2app/receipts") => {
+                // Stored at 09:15:00.000, identity's serverNow: only an earlier `since` holds it.
+                let since = r.path.split("since=").nth(1).unwrap_or_default().split('&').next().unwrap_or_default();
+                let since = since.replace("%3A", ":");
+                let items = if since.as_str() < "2026-07-30T09:15:00.000Z" {
+                    json!([{"text": "Deleted \"Old\" from cards", "action": "delete", "entity": "cards", "id": id,
+                            "fields": {}, "at": "2026-07-30 09:15:00.000Z", "caller": "agent"}])
+                } else {
+                    json!([])
+                };
+                ok(json!({"items": items}))
+            }
+            _ => Some((
+                404,
+                "application/json",
+                json!({"a2app": true, "ok": false, "code": "not_found", "status": 404, "message": "no such route"})
+                    .to_string(),
+            )),
+        }
+    });
+    let done = home.run(&["--json", &app.url, "delete", "cards", id, "--yes"]).expect(0).json();
+    assert_eq!(done["receipt"]["text"], "Deleted \"Old\" from cards");
+    let asked = app.seen("GET", &format!("/api/_a2app/receipts?since=2026-07-30T09%3A14%3A59.999Z&limit=1000"));
+    assert_eq!(asked.len(), 1, "{:?}", app.seen.lock().unwrap().iter().map(|r| r.path.clone()).collect::<Vec<_>>());
+}

@@ -335,6 +335,33 @@ fn started_with_targets_it_drives_exactly_those() {
     assert_eq!(down["code"], "unreachable");
 }
 
+#[test]
+fn a_remote_app_joins_once_a_person_connects_it() {
+    let dir = copy_app(&example("kanban"));
+    let server = Server::start(dir.path(), free_port(), &[]);
+    let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    // Not in this person's registry: a remote app, as far as their gateway knows.
+    let home = Home::new();
+    let mut gw = Gateway::legacy(&home, &[], &[]);
+    assert_eq!(gw.ok("apps", json!({})), json!({"apps": []}));
+    assert_eq!(gw.refused("query", json!({"app": server.url, "entity": "lists"}))["code"], "unknown_app");
+
+    // Connecting it is the person's act, in a shell; the running gateway sees it at once.
+    home.run_with(&[&server.url, "login"], &[], Some(&format!("{token}\n"))).expect(0);
+    let apps = gw.ok("apps", json!({}));
+    assert_eq!(
+        apps,
+        json!({"apps": [{"app": server.url, "local": false, "id": "kanban", "name": "Kanban Board", "url": server.url, "status": "running"}]})
+    );
+    let made =
+        gw.ok("create", json!({"app": format!("{}/", server.url), "entity": "lists", "record": {"name": "Remote"}}));
+    assert_eq!(made["_receipt"]["caller"], "agent", "written with the stored token");
+
+    // Disconnecting takes it away again.
+    home.run(&[&server.url, "logout"]).expect(0);
+    assert_eq!(gw.refused("whoami", json!({"app": server.url}))["code"], "unknown_app");
+}
+
 /// The client's own codes, as the README's `--json` section lists them.
 const CLIENT_CODES: &[&str] = &[
     "not_an_app",
