@@ -896,6 +896,6 @@ fn a_delete_in_the_millisecond_identity_reported_still_gets_its_receipt() {
     });
     let done = home.run(&["--json", &app.url, "delete", "cards", id, "--yes"]).expect(0).json();
     assert_eq!(done["receipt"]["text"], "Deleted \"Old\" from cards");
-    let asked = app.seen("GET", &format!("/api/_a2app/receipts?since=2026-07-30T09%3A14%3A59.999Z&limit=1000"));
+    let asked = app.seen("GET", "/api/_a2app/receipts?since=2026-07-30T09%3A14%3A59.999Z&limit=1000");
     assert_eq!(asked.len(), 1, "{:?}", app.seen.lock().unwrap().iter().map(|r| r.path.clone()).collect::<Vec<_>>());
 }
