@@ -7,7 +7,11 @@ A2APP is the a2app binary; CONFIG_DIR the config directory in which a served
 kanban app registered itself. Lists the gateway's tools and apps, writes a list
 and a card given its list by label and its due date as "tomorrow" (then reads
 it back over plain HTTP), and checks two refusals: the app guard's and the
-gateway's own. Exits non-zero on any mismatch.
+gateway's own. Then, as a host that can ask its person (an elicitation
+callback), runs a destructive operation: the person is asked (within the call
+in the legacy era, by input_required and a repeat in 2026-07-28), a no runs
+nothing, a yes runs it, and the agent never sees the approval key. Exits
+non-zero on any mismatch.
 """
 
 import asyncio
@@ -15,6 +19,7 @@ import json
 import sys
 import urllib.request
 
+import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -63,6 +68,33 @@ async def main(binary: str, config_dir: str) -> None:
 
         elsewhere = await client.call_tool("query", {"app": "https://example.com", "entity": "cards"})
         check(elsewhere.is_error and elsewhere.structured_content["code"] == "unknown_app", "a URL it was not given")
+
+    # A host that can ask its person. The person answers `answers` in turn.
+    answers: list[bool] = [False, True]
+    asked: list[str] = []
+
+    async def person(context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": answers.pop(0)})
+
+    async with Client(stdio_client(server), mode=MODE, cache=None, elicitation_callback=person) as client:
+        done = await client.call_tool("run_operation", {"app": "kanban", "name": "complete_card",
+                                                        "params": {"card": card_id}})
+        check(not done.is_error, "the card is marked done")
+
+        async def count() -> int:
+            page = await client.call_tool("query", {"app": "kanban", "entity": "cards", "filter": "done = true"})
+            return page.structured_content["totalItems"]
+
+        before = await count()
+        no = await client.call_tool("run_operation", {"app": "kanban", "name": "clear_done"})
+        check(no.is_error and no.structured_content["code"] == "declined", f"a no runs nothing: {no.content[0].text}")
+        check(await count() == before, "nothing was deleted")
+        yes = await client.call_tool("run_operation", {"app": "kanban", "name": "clear_done"})
+        check(not yes.is_error and len(yes.structured_content["receipts"]) == before, f"a yes runs it: {yes.content[0].text}")
+        check(await count() == 0, "the done cards are gone")
+        check(len(asked) == 2 and all('"clear_done"' in m for m in asked), f"the person was asked twice: {asked}")
+        check("approvalKey" not in json.dumps([no.structured_content, yes.structured_content]), "the agent never saw the key")
 
 
 MODE = sys.argv[3]

@@ -19,6 +19,7 @@
 //!
 //! stdout carries the protocol and nothing else; logs go to stderr.
 
+pub mod approval;
 pub mod tools;
 
 use super::output::{Failure, NOTHING_FOUND, REFUSED};
@@ -48,12 +49,14 @@ pub struct Gateway {
     /// sending it to all of them would hand one app's token to the others.
     env_token: Option<String>,
     agent: Option<String>,
+    /// Approvals asked of a 2026-07-28 host, waiting for the repeat.
+    pub(crate) pending: approval::Pendings,
 }
 
 impl Gateway {
     pub fn new(config: ConfigDir, targets: Vec<String>, env_token: Option<String>, agent: Option<String>) -> Gateway {
         let env_token = if targets.len() == 1 { env_token } else { None };
-        Gateway { config, targets, env_token, agent }
+        Gateway { config, targets, env_token, agent, pending: approval::Pendings::default() }
     }
 
     /// The names an `app` argument may take now, each with its registry
@@ -170,10 +173,9 @@ impl ServerHandler for Gateway {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = tools::call(self, &request.name, request.arguments.unwrap_or_default()).await?;
-        Ok(CallToolResponse::Complete(result))
+        tools::call(self, request, &ctx).await
     }
 }
 

@@ -80,6 +80,25 @@ impl Gateway {
         }
     }
 
+    /// One request, answering each request the gateway sends meanwhile (an
+    /// `elicitation/create`) with `reply`; returns the answer and what was asked.
+    fn request_answering(&mut self, method: &str, params: Value, reply: &Value) -> (Value, Vec<Value>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut asked = Vec::new();
+        loop {
+            let line = self.lines.recv_timeout(Duration::from_secs(30)).expect("an answer within 30 s");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("method").is_some() && message.get("id").is_some() {
+                self.send(&json!({"jsonrpc": "2.0", "id": message["id"], "result": reply}));
+                asked.push(message);
+            } else if message["id"] == id {
+                return (message, asked);
+            }
+        }
+    }
+
     /// A tool call's result; asserts it is an error result exactly when `error` is.
     fn call(&mut self, tool: &str, args: Value, error: bool) -> Value {
         let answer = self.request("tools/call", json!({"name": tool, "arguments": args}));
@@ -362,8 +381,146 @@ fn a_remote_app_joins_once_a_person_connects_it() {
     assert_eq!(gw.refused("whoami", json!({"app": server.url}))["code"], "unknown_app");
 }
 
+/// Two done cards, ready for `clear_done`.
+fn two_done_cards(gw: &mut Gateway) {
+    let list = gw.ok("create", json!({"app": "kanban", "entity": "lists", "record": {"name": "Done"}}));
+    for title in ["a", "b"] {
+        gw.ok(
+            "create",
+            json!({"app": "kanban", "entity": "cards", "record": {"title": title, "list": list["id"], "done": true}}),
+        );
+    }
+}
+
+#[test]
+fn a_legacy_host_that_can_ask_gets_the_persons_approval_within_the_call() {
+    let home = Home::new();
+    let (_dir, server) = kanban(&home);
+    let mut gw = Gateway::start(&home, &[], &[]);
+    let init = gw.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}}, "clientInfo": {"name": "it", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    gw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    two_done_cards(&mut gw);
+    let run = json!({"name": "run_operation", "arguments": {"app": "kanban", "name": "clear_done"}});
+
+    // Declined, dismissed, or accepted with the box unticked: nothing runs.
+    for reply in [
+        json!({"action": "decline"}),
+        json!({"action": "cancel"}),
+        json!({"action": "accept", "content": {"approve": false}}),
+    ] {
+        let (answer, asked) = gw.request_answering("tools/call", run.clone(), &reply);
+        assert_eq!(asked.len(), 1, "{answer}");
+        assert_eq!(asked[0]["method"], "elicitation/create");
+        let message = asked[0]["params"]["message"].as_str().unwrap();
+        assert_eq!(
+            message,
+            format!(
+                "An agent asks to run the destructive operation \"clear_done\" on Kanban Board ({}). Delete every card marked done. Cannot be undone. Tick \"Run it\" to approve; anything else runs nothing.",
+                server.url
+            )
+        );
+        assert_eq!(asked[0]["params"]["requestedSchema"]["required"], json!(["approve"]));
+        let result = &answer["result"];
+        assert_eq!(result["isError"], true, "{answer}");
+        assert_eq!(result["structuredContent"]["code"], "declined");
+        assert!(!answer.to_string().contains("approvalKey"), "the agent never sees the key: {answer}");
+        assert_eq!(gw.count("cards"), 2);
+    }
+
+    // Approved by the person: it runs, and the answer is the app's receipts.
+    let (answer, asked) =
+        gw.request_answering("tools/call", run, &json!({"action": "accept", "content": {"approve": true}}));
+    assert_eq!(asked.len(), 1);
+    let result = &answer["result"];
+    assert_eq!(result["isError"], false, "{answer}");
+    let actions: Vec<&str> = result["structuredContent"]["receipts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["delete", "delete"]);
+    assert!(result["content"][0]["text"].as_str().unwrap().starts_with("Deleted"), "{answer}");
+    assert_eq!(gw.count("cards"), 0);
+}
+
+#[test]
+fn a_2026_host_that_can_ask_gets_an_input_required_question_and_repeats_the_call() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    let mut gw = Gateway::start(&home, &[], &[]);
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {"form": {}}});
+    let call = |args: Value, extra: Value| {
+        let mut params = json!({"name": "run_operation", "arguments": args, "_meta": meta});
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        params
+    };
+    let create = |record: Value| json!({"name": "create", "arguments": {"app": "kanban", "entity": "lists", "record": record}, "_meta": meta});
+    let made = gw.request("tools/call", create(json!({"name": "Done"})));
+    let list = made["result"]["structuredContent"]["id"].clone();
+    for title in ["a", "b"] {
+        let mut card = create(json!({"title": title, "list": list, "done": true}));
+        card["arguments"]["entity"] = json!("cards");
+        assert_eq!(gw.request("tools/call", card)["result"]["isError"], false);
+    }
+    let args = json!({"app": "kanban", "name": "clear_done"});
+    let ask = |gw: &mut Gateway| {
+        let answer = gw.request("tools/call", call(args.clone(), json!({})));
+        assert_eq!(answer["result"]["resultType"], "input_required", "{answer}");
+        let question = &answer["result"]["inputRequests"]["approval"];
+        assert_eq!(question["method"], "elicitation/create", "{answer}");
+        assert!(question["params"]["message"].as_str().unwrap().contains("\"clear_done\""));
+        assert!(!answer.to_string().contains("approvalKey"), "{answer}");
+        answer["result"]["requestState"].as_str().unwrap().to_owned()
+    };
+    let accept = json!({"approval": {"action": "accept", "content": {"approve": true}}});
+
+    // A no runs nothing; its state is spent.
+    let state = ask(&mut gw);
+    let no = gw.request(
+        "tools/call",
+        call(args.clone(), json!({"requestState": state, "inputResponses": {"approval": {"action": "decline"}}})),
+    );
+    assert_eq!(no["result"]["structuredContent"]["code"], "declined", "{no}");
+    let again = gw.request("tools/call", call(args.clone(), json!({"requestState": state, "inputResponses": accept})));
+    assert_eq!(again["result"]["structuredContent"]["code"], "invalid_param", "{again}");
+    assert_eq!(again["result"]["structuredContent"]["field"], "requestState");
+    // A repeat that changed the call does not run either.
+    let state = ask(&mut gw);
+    let swapped = gw.request(
+        "tools/call",
+        call(
+            json!({"app": "kanban", "name": "export_board"}),
+            json!({"requestState": state, "inputResponses": accept}),
+        ),
+    );
+    assert_eq!(swapped["result"]["structuredContent"]["code"], "invalid_param", "{swapped}");
+    let count = gw.request(
+        "tools/call",
+        json!({"name": "query", "arguments": {"app": "kanban", "entity": "cards"}, "_meta": meta}),
+    );
+    assert_eq!(count["result"]["structuredContent"]["totalItems"], 2);
+
+    // A yes runs it, once.
+    let state = ask(&mut gw);
+    let yes = gw.request("tools/call", call(args.clone(), json!({"requestState": state, "inputResponses": accept})));
+    assert_eq!(yes["result"]["isError"], false, "{yes}");
+    assert_eq!(yes["result"]["structuredContent"]["receipts"].as_array().unwrap().len(), 2);
+    let count = gw.request(
+        "tools/call",
+        json!({"name": "query", "arguments": {"app": "kanban", "entity": "cards"}, "_meta": meta}),
+    );
+    assert_eq!(count["result"]["structuredContent"]["totalItems"], 0);
+}
+
 /// The client's own codes, as the README's `--json` section lists them.
 const CLIENT_CODES: &[&str] = &[
+    "declined",
     "not_an_app",
     "unsupported_protocol",
     "not_running",

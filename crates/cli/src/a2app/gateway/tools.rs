@@ -11,17 +11,19 @@
 //! by its label (exactly one match, or nothing is written).
 
 use super::Gateway;
+use super::approval;
 use crate::a2app::output::{Failure, REFUSED};
 use crate::a2app::write::lost;
-use a2app_client::api::{ListQuery, Written};
+use a2app_client::api::{CallError, ListQuery, Written};
 use a2app_client::coerce::{self, Action, Assignment, Input};
 use a2app_client::operations::Outcome;
 use a2app_client::session::Session;
 use a2app_server::mcp::tools as app_tools;
 use protocol::ErrorCode;
 use protocol::schema::{FieldType, StringFormat};
-use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult, Tool};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
@@ -91,13 +93,35 @@ impl Answer {
     }
 }
 
+/// What a call gives: an answer, or a question for the person first.
+enum Step {
+    Answer(Answer),
+    Ask(InputRequiredResult),
+}
+
+impl From<Answer> for Step {
+    fn from(answer: Answer) -> Step {
+        Step::Answer(answer)
+    }
+}
+
 /// Runs a tool. A refusal (the app's or the gateway's) is an `isError`
 /// result with the code, the message and the fix; an unknown tool is -32602.
-pub async fn call(gw: &Gateway, name: &str, args: Map<String, Value>) -> Result<CallToolResult, ErrorData> {
+pub async fn call(
+    gw: &Gateway,
+    request: CallToolRequestParams,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let name = request.name.as_ref();
+    let args = request.arguments.clone().unwrap_or_default();
     let outcome = match name {
-        "apps" => apps(gw).await,
+        "apps" => apps(gw).await.map(Step::from),
         "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status" | "whoami" => {
-            on_app(gw, name, &args).await
+            match &request.request_state {
+                // A 2026-07-28 host repeating a call with the person's answer.
+                Some(state) => resume(gw, name, &args, state, request.input_responses.as_ref()).await.map(Step::from),
+                None => on_app(gw, name, &args, ctx).await,
+            }
         }
         _ => {
             return Err(ErrorData::invalid_params(
@@ -107,22 +131,28 @@ pub async fn call(gw: &Gateway, name: &str, args: Map<String, Value>) -> Result<
         }
     };
     Ok(match outcome {
-        Ok(Answer { value, text }) => {
+        Ok(Step::Answer(Answer { value, text })) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             result.structured_content = Some(value);
-            result
+            CallToolResponse::Complete(result)
         }
-        Err(f) => failure(f),
+        Ok(Step::Ask(question)) => CallToolResponse::InputRequired(question),
+        Err(f) => CallToolResponse::Complete(failure(f)),
     })
 }
 
-async fn on_app(gw: &Gateway, name: &str, args: &Map<String, Value>) -> Result<Answer, Failure> {
+async fn on_app(
+    gw: &Gateway,
+    name: &str,
+    args: &Map<String, Value>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<Step, Failure> {
     let app = required(args, "app")?;
     let mut session = gw.connect(&app, None).await?;
-    match name {
+    let answer = match name {
         "describe" => match text(args, "path")? {
-            Some(path) if !path.trim().is_empty() => Ok(Answer::json(session.api.describe_part(&path).await?)),
-            _ => Ok(Answer::json(session.describe().await?)),
+            Some(path) if !path.trim().is_empty() => Answer::json(session.api.describe_part(&path).await?),
+            _ => Answer::json(session.describe().await?),
         },
         "query" => {
             let q = ListQuery {
@@ -133,19 +163,20 @@ async fn on_app(gw: &Gateway, name: &str, args: &Map<String, Value>) -> Result<A
                 expand: text(args, "expand")?,
                 fields: text(args, "fields")?,
             };
-            Ok(Answer::json(session.api.list(&required(args, "entity")?, &q).await?))
+            Answer::json(session.api.list(&required(args, "entity")?, &q).await?)
         }
         "get" => {
             let (entity, id) = (required(args, "entity")?, required(args, "id")?);
             let (expand, fields) = (text(args, "expand")?, text(args, "fields")?);
-            Ok(Answer::json(session.api.view_shaped(&entity, &id, expand.as_deref(), fields.as_deref()).await?))
+            Answer::json(session.api.view_shaped(&entity, &id, expand.as_deref(), fields.as_deref()).await?)
         }
-        "create" | "update" => save(&mut session, name, args).await,
-        "delete" => delete(&session, args).await,
-        "run_operation" => run(&session, args).await,
-        "job_status" => Ok(Answer::json(session.api.job(&required(args, "jobId")?).await?)),
-        _ => Ok(Answer::json(session.api.whoami().await?)),
-    }
+        "create" | "update" => save(&mut session, name, args).await?,
+        "delete" => delete(&session, args).await?,
+        "run_operation" => return run(gw, &mut session, args, ctx).await,
+        "job_status" => Answer::json(session.api.job(&required(args, "jobId")?).await?),
+        _ => Answer::json(session.api.whoami().await?),
+    };
+    Ok(answer.into())
 }
 
 /// `apps`: every app in reach, each probed through the same gate as a call.
@@ -252,17 +283,93 @@ async fn delete(session: &Session, args: &Map<String, Value>) -> Result<Answer, 
     Ok(Answer { value: json!({"_receipt": receipt}), text })
 }
 
-async fn run(session: &Session, args: &Map<String, Value>) -> Result<Answer, Failure> {
+/// `run_operation`. A destructive operation's approval is asked of the
+/// person through the host when it can ask (`approval`).
+async fn run(
+    gw: &Gateway,
+    session: &mut Session,
+    args: &Map<String, Value>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<Step, Failure> {
     let name = required(args, "name")?;
-    let params = match args.get("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(map)) => map.clone(),
-        Some(other) => return Err(bad_param("params", "an object of the operation's params", other)),
-    };
-    let approval = text(args, "approvalKey")?;
+    let params = op_params(args)?;
+    let approval_key = text(args, "approvalKey")?;
     let key = key(args)?;
-    let value = session.api.run(&name, &params, approval.as_deref(), &key).await.map_err(|e| lost(e, &key))?;
-    let text = match Outcome::from_answer(&name, &value) {
+    let body = match session.api.run(&name, &params, approval_key.as_deref(), &key).await {
+        Ok(value) => return Ok(ran(&name, value).into()),
+        Err(CallError::App(body)) if body.code == ErrorCode::ApprovalRequired && approval_key.is_none() => body,
+        Err(e) => return Err(lost(e, &key)),
+    };
+    let Some(approval_key) = body.extra.get("approvalKey").and_then(Value::as_str).map(str::to_owned) else {
+        return Err(CallError::App(body).into());
+    };
+    let question = question(session, &name, &params).await;
+    match approval::asker(ctx) {
+        approval::Asker::Now(peer) => {
+            if !approval::ask_now(peer, &question).await {
+                return Err(approval::declined(&name));
+            }
+            let approved = format!("{key}.approved");
+            let value = session.api.run(&name, &params, Some(&approval_key), &approved).await;
+            Ok(ran(&name, value.map_err(|e| lost(e, &approved))?).into())
+        }
+        approval::Asker::Later => {
+            Ok(Step::Ask(gw.pending.ask_later("run_operation", args, approval_key, key, &question)))
+        }
+        approval::Asker::Cannot => Err(CallError::App(body).into()),
+    }
+}
+
+/// The repeat of a call that asked the person (2026-07-28): runs it with
+/// the approval key only if they approved.
+async fn resume(
+    gw: &Gateway,
+    tool: &str,
+    args: &Map<String, Value>,
+    state: &str,
+    responses: Option<&rmcp::model::InputResponses>,
+) -> Result<Answer, Failure> {
+    let (pending, yes) = gw.pending.answer(state, tool, args, responses)?;
+    let name = required(&pending.args, "name")?;
+    if !yes {
+        return Err(approval::declined(&name));
+    }
+    let session = gw.connect(&required(&pending.args, "app")?, None).await?;
+    let params = op_params(&pending.args)?;
+    let approved = format!("{}.approved", pending.idempotency_key);
+    let value = session.api.run(&name, &params, Some(&pending.approval_key), &approved).await;
+    Ok(ran(&name, value.map_err(|e| lost(e, &approved))?))
+}
+
+fn op_params(args: &Map<String, Value>) -> Result<Map<String, Value>, Failure> {
+    match args.get("params") {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(map)) => Ok(map.clone()),
+        Some(other) => Err(bad_param("params", "an object of the operation's params", other)),
+    }
+}
+
+/// What the person is asked: the operation, what it does, with what, on which app.
+async fn question(session: &mut Session, name: &str, params: &Map<String, Value>) -> String {
+    let app = format!("{} ({})", session.identity.app.name, session.base.as_str().trim_end_matches('/'));
+    let what = match session.describe().await {
+        Ok(doc) => doc.operations.iter().find(|o| o.name == name).map(|o| o.description.clone()),
+        Err(_) => None,
+    };
+    let mut text = format!("An agent asks to run the destructive operation \"{name}\" on {app}.");
+    if let Some(what) = what.filter(|w| !w.trim().is_empty()) {
+        text.push_str(&format!(" {}", what.trim()));
+    }
+    if !params.is_empty() {
+        text.push_str(&format!(" With {}.", Value::Object(params.clone())));
+    }
+    text.push_str(" Tick \"Run it\" to approve; anything else runs nothing.");
+    text
+}
+
+/// An operation's answer as the tool's: the receipts' texts, or a job's start.
+fn ran(name: &str, value: Value) -> Answer {
+    let text = match Outcome::from_answer(name, &value) {
         Outcome::Job { operation, job_id, .. } => {
             format!("Started job {job_id} ({operation}); read its progress with job_status.")
         }
@@ -271,7 +378,7 @@ async fn run(session: &Session, args: &Map<String, Value>) -> Result<Answer, Fai
         }
         Outcome::Done { result, .. } => result.to_string(),
     };
-    Ok(Answer { value, text })
+    Answer { value, text }
 }
 
 /// The agent's Idempotency-Key, or a fresh one (named in the answer if the
