@@ -2,10 +2,13 @@
 // legacy era) spawns `a2app mcp`, the gateway, and drives it over stdio.
 //   node gateway_ts_client.mjs A2APP CONFIG_DIR
 // Lists tools and apps, creates a list and a card given its list by label, runs
-// an operation, and checks that a destructive one waits for its approval key.
+// an operation, and checks that a destructive one waits for its approval key;
+// then, as a host that can ask its person (an elicitation handler), that the
+// person is asked and a yes runs it without the agent seeing the key.
 // Exits non-zero on any mismatch.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [binary, configDir] = process.argv.slice(2);
 const check = (cond, what) => {
@@ -47,3 +50,21 @@ const still = await client.callTool({ name: "get", arguments: { app: "kanban", e
 check(!still.isError && still.structuredContent.done === true, "nothing deleted before approval");
 
 await client.close();
+
+// A host whose person is asked, and says yes.
+const asked = [];
+const host = new Client({ name: "a2app-gateway-ts-host", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
+host.setRequestHandler(ElicitRequestSchema, async (request) => {
+  asked.push(request.params.message);
+  return { action: "accept", content: { approve: true } };
+});
+await host.connect(new StdioClientTransport({ command: binary, args: ["mcp"], env: { A2APP_CONFIG_DIR: configDir } }), {
+  timeout: 20000,
+});
+const yes = await host.callTool({ name: "run_operation", arguments: { app: "kanban", name: "clear_done" } });
+check(!yes.isError && yes.structuredContent.receipts.length >= 1, `approved by the person: ${yes.content[0].text}`);
+check(asked.length === 1 && asked[0].includes('"clear_done"'), "the person was asked once");
+check(!JSON.stringify(yes).includes("approvalKey"), "the agent never saw the key");
+const gone = await host.callTool({ name: "get", arguments: { app: "kanban", entity: "cards", id: card.structuredContent.id } });
+check(gone.isError && gone.structuredContent.code === "not_found", "the done card is gone");
+await host.close();
