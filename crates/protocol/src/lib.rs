@@ -5,6 +5,7 @@
 //! error envelope (`error`), and the list page shape (`page`). This crate knows
 //! nothing of HTTP servers, SQL or MCP; changing a type here is a contract change.
 
+pub mod arguments;
 pub mod describe;
 pub mod error;
 pub mod identity;

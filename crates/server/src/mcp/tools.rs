@@ -22,7 +22,7 @@ use a2app_core::caller::Caller;
 use a2app_core::records::{self, ListParams, Shape, WriteOptions};
 use a2app_core::store::RequestInfo;
 use a2app_core::{App, AppDefinition};
-use protocol::{ErrorCode, Violation};
+use protocol::arguments;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
@@ -318,39 +318,21 @@ fn failure(error: &Error) -> CallToolResult {
     result
 }
 
-/// A string argument; absent is `None`, any other type is `invalid_param`.
 fn text(args: &Map<String, Value>, key: &str) -> Result<Option<String>, Error> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(bad_param(key, "a string", other)),
-    }
+    arguments::text(args, key).map_err(|v| Error::Invalid(vec![v]))
 }
 
 fn required(args: &Map<String, Value>, key: &str) -> Result<String, Error> {
-    text(args, key)?.ok_or_else(|| {
-        Error::Invalid(vec![
-            Violation::new(ErrorCode::InvalidParam, format!("{key} is required")).field(key).expected("a string"),
-        ])
-    })
+    arguments::required(args, key).map_err(|v| Error::Invalid(vec![v]))
 }
 
 /// An integer argument, passed to core as the query-string text it parses.
 fn number(args: &Map<String, Value>, key: &str) -> Result<Option<String>, Error> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) if n.is_u64() => Ok(Some(n.to_string())),
-        Some(other) => Err(bad_param(key, "a positive whole number", other)),
-    }
+    Ok(arguments::number(args, key).map_err(|v| Error::Invalid(vec![v]))?.map(|n| n.to_string()))
 }
 
 fn bad_param(key: &str, expected: &str, got: &Value) -> Error {
-    Error::Invalid(vec![
-        Violation::new(ErrorCode::InvalidParam, format!("{key} must be {expected}"))
-            .field(key)
-            .expected(expected)
-            .got(got.clone()),
-    ])
+    Error::Invalid(vec![arguments::invalid(key, expected, got)])
 }
 
 fn shape(args: &Map<String, Value>) -> Result<Shape, Error> {

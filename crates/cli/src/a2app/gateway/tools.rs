@@ -19,8 +19,8 @@ use a2app_client::coerce::{self, Action, Assignment, Input};
 use a2app_client::operations::Outcome;
 use a2app_client::session::Session;
 use a2app_server::mcp::tools as app_tools;
-use protocol::ErrorCode;
 use protocol::schema::{FieldType, StringFormat};
+use protocol::{ErrorCode, arguments};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult, Tool};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -226,10 +226,9 @@ async fn apps(gw: &Gateway) -> Result<Answer, Failure> {
 async fn save(session: &mut Session, tool: &str, args: &Map<String, Value>) -> Result<Answer, Failure> {
     let entity = required(args, "entity")?;
     let id = if tool == "update" { Some(required(args, "id")?) } else { None };
-    let record = match args.get("record") {
-        Some(Value::Object(map)) => map.clone(),
-        other => return Err(bad_param("record", "an object of field values", other.unwrap_or(&Value::Null))),
-    };
+    let expected = "an object of field values";
+    let record = object(args, "record", expected)?
+        .ok_or_else(|| refused(arguments::invalid("record", expected, &Value::Null)))?;
     let if_match = text(args, "ifMatch")?;
     let key = key(args)?;
     let clock = session.clock.ok_or_else(|| {
@@ -342,11 +341,7 @@ async fn resume(
 }
 
 fn op_params(args: &Map<String, Value>) -> Result<Map<String, Value>, Failure> {
-    match args.get("params") {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(map)) => Ok(map.clone()),
-        Some(other) => Err(bad_param("params", "an object of the operation's params", other)),
-    }
+    Ok(object(args, "params", "an object of the operation's params")?.unwrap_or_default())
 }
 
 /// What the person is asked: the operation, what it does, with what, on which app.
@@ -414,38 +409,31 @@ fn gateway_fix(f: Failure) -> Failure {
     f.fix(fix)
 }
 
-/// A string argument; absent is `None`, any other type is `invalid_param`.
 fn text(args: &Map<String, Value>, key: &str) -> Result<Option<String>, Failure> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(bad_param(key, "a string", other)),
-    }
+    arguments::text(args, key).map_err(refused)
 }
 
 fn required(args: &Map<String, Value>, key: &str) -> Result<String, Failure> {
-    match text(args, key)? {
-        Some(s) if !s.is_empty() => Ok(s),
-        _ => Err(coerce_problem(ErrorCode::InvalidParam, key, format!("{key} is required"), "a string")),
-    }
+    arguments::required(args, key).map_err(refused)
 }
 
 fn number(args: &Map<String, Value>, key: &str) -> Result<Option<u64>, Failure> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) if n.is_u64() => Ok(n.as_u64()),
-        Some(other) => Err(bad_param(key, "a positive whole number", other)),
-    }
+    arguments::number(args, key).map_err(refused)
 }
 
-fn bad_param(key: &str, expected: &str, got: &Value) -> Failure {
-    let mut f = coerce_problem(ErrorCode::InvalidParam, key, format!("{key} must be {expected}"), expected);
-    f.got = Some(got.clone());
-    f
+fn object(args: &Map<String, Value>, key: &str, expected: &str) -> Result<Option<Map<String, Value>>, Failure> {
+    arguments::object(args, key, expected).map_err(refused)
 }
 
-fn coerce_problem(code: ErrorCode, key: &str, message: String, expected: &str) -> Failure {
-    Failure::problems(vec![
-        coerce::Problem::new(code, message).field(key).expected(expected).fix(format!("give {key} as {expected}")),
-    ])
+/// An argument's violation as a refusal, with the fix it implies.
+fn refused(v: protocol::Violation) -> Failure {
+    let fix = match (&v.field, &v.expected) {
+        (Some(field), Some(expected)) => format!("give {field} as {expected}"),
+        _ => "fix the arguments and repeat".to_owned(),
+    };
+    let mut f = Failure::new(REFUSED, v.code.as_str(), v.message);
+    f.field = v.field;
+    f.expected = v.expected;
+    f.got = v.got;
+    f.fix(fix)
 }
