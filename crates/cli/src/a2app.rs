@@ -86,6 +86,8 @@ pub struct Env {
     pub fresh_key: String,
     /// stderr is a terminal: draw a progress bar instead of plain lines.
     pub terminal: bool,
+    /// stdin is a terminal: `a2app mcp` was started by a person, not a host.
+    pub interactive: bool,
     pub poll: Duration,
 }
 
@@ -130,6 +132,14 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
     if target == "mcp" {
         let gateway =
             gateway::Gateway::new(config, cli.words.clone(), env.token.clone(), agent(cli, env, "a2app-gateway"));
+        if env.interactive {
+            // A person at a terminal would otherwise see nothing happen.
+            out.note(
+                "a2app mcp is an MCP server on stdin and stdout, for an MCP host to start, e.g. \
+                 {\"mcpServers\": {\"a2app\": {\"command\": \"a2app\", \"args\": [\"mcp\"]}}}; \
+                 it now waits for JSON-RPC on stdin (Ctrl-D ends it)",
+            );
+        }
         return Ok(gateway::serve(gateway).await);
     }
     let words: Vec<&str> = cli.words.iter().map(String::as_str).collect();

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         agent: std::env::var("A2APP_AGENT").ok().filter(|a| !a.trim().is_empty()),
         fresh_key: a2app_cli::fresh_key(),
         terminal: std::io::stderr().is_terminal(),
+        interactive: std::io::stdin().is_terminal(),
         poll: Duration::from_millis(std::env::var("A2APP_POLL_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500)),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
