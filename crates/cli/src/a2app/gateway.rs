@@ -189,6 +189,8 @@ pub async fn serve(gateway: Gateway) -> u8 {
         .try_init();
     let running = match gateway.serve(rmcp::transport::io::stdio()).await {
         Ok(running) => running,
+        // stdin closed before a first request: the host (or a person's Ctrl-D) ended it.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return super::output::OK,
         Err(e) => {
             eprintln!("error: the MCP session did not start: {e}");
             return REFUSED;

@@ -170,6 +170,16 @@ fn the_tool_surface_is_each_apps_own_with_an_app_argument() {
 }
 
 #[test]
+fn a_host_that_closes_stdin_ends_the_gateway_quietly() {
+    let home = Home::new();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2app"));
+    home.env(&mut cmd);
+    let out = cmd.arg("mcp").stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+}
+
+#[test]
 fn writes_through_the_gateway_are_coerced_guarded_and_receipted() {
     let home = Home::new();
     let (_dir, server) = kanban(&home);
