@@ -169,6 +169,38 @@ fn the_tool_surface_is_each_apps_own_with_an_app_argument() {
     assert_eq!((bad["code"].as_str(), bad["field"].as_str()), (Some("invalid_param"), Some("app")));
 }
 
+/// What a host pays in context for the gateway does not grow with the apps it
+/// drives: one fixed `tools/list`, under 8,000 bytes (about 2,000 tokens at
+/// the usual 4 bytes a token), where every app served on its own adds its
+/// own list of about 5,800 bytes.
+#[test]
+fn the_tool_list_costs_the_same_for_any_number_of_apps() {
+    let home = Home::new();
+    let size = |home: &Home| {
+        let mut gw = Gateway::legacy(home, &[], &[]);
+        let answer = gw.request("tools/list", json!({}));
+        assert_eq!(gw.ok("apps", json!({}))["apps"].as_array().map(Vec::len).unwrap_or(0), gw_apps(home));
+        answer.to_string().len()
+    };
+    let none = size(&home);
+    let (_one, _s1) = kanban(&home);
+    let fixture = copy_app(&example("kanban"));
+    let toml = std::fs::read_to_string(fixture.path().join("app.toml"))
+        .unwrap()
+        .replace("id = \"kanban\"", "id = \"kanban2\"");
+    std::fs::write(fixture.path().join("app.toml"), toml).unwrap();
+    let _s2 = home.serve(fixture.path(), free_port());
+    let two = size(&home);
+    assert_eq!(none, two, "the same list with no app and with two");
+    assert!(two < 8_000, "{two} bytes");
+}
+
+/// How many apps this home's registry holds.
+fn gw_apps(home: &Home) -> usize {
+    let text = std::fs::read_to_string(home.config_dir().join("apps.json")).unwrap_or_default();
+    serde_json::from_str::<Value>(&text).ok().and_then(|v| v["apps"].as_object().map(|m| m.len())).unwrap_or(0)
+}
+
 #[test]
 fn a_host_that_closes_stdin_ends_the_gateway_quietly() {
     let home = Home::new();
