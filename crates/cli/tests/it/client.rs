@@ -303,15 +303,15 @@ fn addresses_that_are_not_apps() {
 // ---- fake servers ----------------------------------------------------------
 
 #[derive(Debug, Clone)]
-struct Request {
-    method: String,
-    path: String,
+pub(crate) struct Request {
+    pub(crate) method: String,
+    pub(crate) path: String,
     headers: Vec<(String, String)>,
     body: String,
 }
 
 impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
@@ -320,13 +320,13 @@ impl Request {
 /// connection without answering (a lost answer).
 type Answer = Option<(u16, &'static str, String)>;
 
-struct Fake {
-    url: String,
+pub(crate) struct Fake {
+    pub(crate) url: String,
     seen: Arc<Mutex<Vec<Request>>>,
 }
 
 impl Fake {
-    fn start(handler: impl Fn(&Request) -> Answer + Send + 'static) -> Fake {
+    pub(crate) fn start(handler: impl Fn(&Request) -> Answer + Send + 'static) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -351,7 +351,7 @@ impl Fake {
         Fake { url, seen }
     }
 
-    fn seen(&self, method: &str, path: &str) -> Vec<Request> {
+    pub(crate) fn seen(&self, method: &str, path: &str) -> Vec<Request> {
         self.seen.lock().unwrap().iter().filter(|r| r.method == method && r.path == path).cloned().collect()
     }
 }
@@ -385,7 +385,7 @@ fn read_request(stream: &mut std::net::TcpStream) -> Option<Request> {
     Some(Request { method, path, headers, body: String::from_utf8_lossy(&body).into_owned() })
 }
 
-fn identity(app_id: &str, protocol: &str) -> String {
+pub(crate) fn identity(app_id: &str, protocol: &str) -> String {
     json!({"a2app": true, "protocol": protocol, "adapterVersion": "9.9.9",
            "app": {"id": app_id, "name": "Fake Kanban", "pbVersion": "0.40.6"},
            "schemaVersion": "sv_fake", "serverNow": "2026-07-30 09:15:00.000Z", "serverTzOffsetMinutes": 120})
@@ -471,7 +471,7 @@ fn a_changed_app_id_is_refused_until_forgotten() {
     assert!(repinned.err().contains("pinning app.id \"not-kanban\""), "{}", repinned.err());
 }
 
-fn describe_doc() -> Value {
+pub(crate) fn describe_doc() -> Value {
     let op = |name: &str, destructive: bool, executor: &str, params: Value| {
         json!({"name": name, "description": format!("{name} things"), "params": params, "executor": executor,
                "destructive": destructive, "url": format!("/api/ops/{name}")})

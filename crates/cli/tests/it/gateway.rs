@@ -1,7 +1,7 @@
 //! `a2app mcp`, the real binary, spoken to over its stdin and stdout as an MCP
 //! host does, in both protocol eras, against real `agent-app serve`s.
 
-use crate::client::{Home, kanban, tomorrow};
+use crate::client::{Fake, Home, describe_doc, identity, kanban, tomorrow};
 use crate::{Server, copy_app, example, free_port};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -199,6 +199,28 @@ fn the_tool_list_costs_the_same_for_any_number_of_apps() {
 fn gw_apps(home: &Home) -> usize {
     let text = std::fs::read_to_string(home.config_dir().join("apps.json")).unwrap_or_default();
     serde_json::from_str::<Value>(&text).ok().and_then(|v| v["apps"].as_object().map(|m| m.len())).unwrap_or(0)
+}
+
+/// A write whose answer is lost is retried with its key, then reported with
+/// the key to repeat it with, as a tool call can.
+#[test]
+fn a_write_that_never_gets_an_answer_names_the_key_to_repeat() {
+    let home = Home::new();
+    let app = Fake::start(|r| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/api/_a2app") => Some((200, "application/json", identity("kanban", "1.0"))),
+        ("GET", "/api/_a2app/describe") => Some((200, "application/json", describe_doc().to_string())),
+        _ => None,
+    });
+    let mut gw = Gateway::legacy(&home, &[&app.url], &[("A2APP_TOKEN", "t")]);
+    let lost = gw.refused(
+        "create",
+        json!({"app": app.url, "entity": "lists", "record": {"name": "Inbox"}, "idempotencyKey": "k-lost"}),
+    );
+    assert_eq!((lost["code"].as_str(), lost["idempotencyKey"].as_str()), (Some("outcome_unknown"), Some("k-lost")));
+    assert!(lost["fix"].as_str().unwrap().starts_with("repeat the same call with idempotencyKey"), "{lost}");
+    let calls = app.seen("POST", "/api/collections/lists/records");
+    assert_eq!(calls.len(), 3, "the first attempt and two retries");
+    assert!(calls.iter().all(|c| c.header("idempotency-key") == Some("k-lost")));
 }
 
 #[test]
@@ -567,6 +589,7 @@ const CLIENT_CODES: &[&str] = &[
     "unsupported_protocol",
     "not_running",
     "forbidden_host",
+    "invalid_identity",
     "proxy_auth",
     "app_changed",
     "unknown_app",

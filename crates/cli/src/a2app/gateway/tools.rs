@@ -233,6 +233,7 @@ async fn save(session: &mut Session, tool: &str, args: &Map<String, Value>) -> R
     let key = key(args)?;
     let clock = session.clock.ok_or_else(|| {
         Failure::new(REFUSED, "invalid_identity", "the app's serverNow is not a datetime; dates cannot be resolved")
+            .fix("the app's identity document is broken; tell its owner")
     })?;
     let doc = session.describe().await?.clone();
     let ent = coerce::entity(&doc, &entity).map_err(|p| Failure::problems(vec![p]))?;
@@ -401,6 +402,9 @@ fn gateway_fix(f: Failure) -> Failure {
         "unknown_entity" | "unknown_field" if f.fix.is_none() => "call describe with this app to see what exists",
         "unknown_operation" => "call describe with path operations to see the operations",
         "not_found" => "check the id: query the entity to see which records exist",
+        "outcome_unknown" => {
+            "repeat the same call with idempotencyKey set to the one given here: if the first attempt was carried out, the app answers duplicate_request"
+        }
         "unauthorized" => {
             "the gateway sends the token stored for this app (a person runs `a2app URL login`) or, for a local app, its .agent-token; ask the person to give it one"
         }
