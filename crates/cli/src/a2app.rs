@@ -114,7 +114,8 @@ impl Ctx<'_> {
 }
 
 pub async fn run(cli: Cli, env: Env) -> u8 {
-    let out = Out { json: cli.json };
+    // The gateway's stdout is the protocol's: its failures go to stderr as text.
+    let out = Out { json: cli.json && cli.target.as_deref() != Some("mcp") };
     match dispatch(&cli, &env, out).await {
         Ok(code) => code,
         Err(f) => out.fail(&f),

@@ -53,6 +53,9 @@ pub enum CallError {
     /// Something answered that is not the app's contract.
     #[error("unexpected answer from {url}: HTTP {status}: {snippet}")]
     Unexpected { url: String, status: u16, snippet: String },
+    /// Refused before sending: an argument that cannot go into a request as given.
+    #[error("{message}")]
+    BadArgument { field: Option<String>, message: String },
 }
 
 /// One stored write and what the system says it did.
@@ -122,7 +125,7 @@ impl Api {
     }
 
     pub async fn describe_part(&self, path: &str) -> Result<Value, CallError> {
-        self.get_json(&format!("/api/_a2app/describe/{}", encode_path(path))).await
+        self.get_json(&format!("/api/_a2app/describe/{}", encode_path(path)?)).await
     }
 
     pub async fn whoami(&self) -> Result<WhoAmI, CallError> {
@@ -142,7 +145,7 @@ impl Api {
                 query.push((key, v.clone()));
             }
         }
-        let path = format!("/api/collections/{}/records", encode(entity));
+        let path = format!("/api/collections/{}/records", encode(entity)?);
         let url = self.url(&path);
         let req = self.request(Method::GET, &url).query(&query);
         let resp = req.send().await.map_err(|e| read_error(&url, &e))?;
@@ -166,7 +169,7 @@ impl Api {
         expand: Option<&str>,
         fields: Option<&str>,
     ) -> Result<Map<String, Value>, CallError> {
-        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity), encode(id)));
+        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity)?, encode(id)?));
         let query: Vec<(&str, &str)> =
             [("expand", expand), ("fields", fields)].into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
         let resp = self.request(Method::GET, &url).query(&query).send().await.map_err(|e| read_error(&url, &e))?;
@@ -174,7 +177,7 @@ impl Api {
     }
 
     pub async fn create(&self, entity: &str, body: &Map<String, Value>, key: &str) -> Result<Written, CallError> {
-        let url = self.url(&format!("/api/collections/{}/records", encode(entity)));
+        let url = self.url(&format!("/api/collections/{}/records", encode(entity)?));
         let value = self.write(Method::POST, &url, Some(&Value::Object(body.clone())), key, &[]).await?;
         Ok(written(value))
     }
@@ -199,14 +202,14 @@ impl Api {
         key: &str,
         if_match: Option<&str>,
     ) -> Result<Written, CallError> {
-        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity), encode(id)));
+        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity)?, encode(id)?));
         let headers: Vec<(&str, &str)> = if_match.map(|v| ("If-Match", v)).into_iter().collect();
         let value = self.write(Method::PATCH, &url, Some(&Value::Object(body.clone())), key, &headers).await?;
         Ok(written(value))
     }
 
     pub async fn delete(&self, entity: &str, id: &str, key: &str) -> Result<(), CallError> {
-        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity), encode(id)));
+        let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity)?, encode(id)?));
         self.write(Method::DELETE, &url, None, key, &[]).await.map(|_| ())
     }
 
@@ -246,14 +249,14 @@ impl Api {
         approval: Option<&str>,
         key: &str,
     ) -> Result<Value, CallError> {
-        let url = self.url(&format!("/api/ops/{}", encode(name)));
+        let url = self.url(&format!("/api/ops/{}", encode(name)?));
         let headers: Vec<(&str, &str)> = approval.map(|v| ("X-A2App-Approval", v)).into_iter().collect();
         self.write(Method::POST, &url, Some(&Value::Object(params.clone())), key, &headers).await
     }
 
     /// `GET /api/_jobs/{id}`.
     pub async fn job(&self, id: &str) -> Result<crate::operations::Job, CallError> {
-        self.get_json(&format!("/api/_jobs/{}", encode(id))).await
+        self.get_json(&format!("/api/_jobs/{}", encode(id)?)).await
     }
 
     /// A GET by absolute path (e.g. a job's `status` URL as the app gave it).
@@ -282,6 +285,16 @@ impl Api {
         key: &str,
         headers: &[(&str, &str)],
     ) -> Result<Value, CallError> {
+        for (name, value) in [("Idempotency-Key", key)].iter().chain(headers) {
+            // Sent as given, a byte outside printable ASCII reaches the app as
+            // a header it cannot read, which it treats as absent.
+            if !value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+                return Err(CallError::BadArgument {
+                    field: Some((*name).to_owned()),
+                    message: format!("{name} must be printable ASCII"),
+                });
+            }
+        }
         let mut attempt = 0;
         loop {
             let mut req = self.request(method.clone(), url).header("Idempotency-Key", key);
@@ -362,8 +375,16 @@ fn snippet(bytes: &[u8]) -> String {
     }
 }
 
-/// Percent-encodes one path segment.
-fn encode(segment: &str) -> String {
+/// Percent-encodes one path segment. `.` and `..` are refused: a URL parser
+/// resolves them (and `%2e` alike), so they would climb out of the route, and
+/// above a base path to another app on the same origin, with the token.
+fn encode(segment: &str) -> Result<String, CallError> {
+    if segment == "." || segment == ".." {
+        return Err(CallError::BadArgument {
+            field: None,
+            message: format!("\"{segment}\" is not a name or an id: a URL would read it as a step along the path"),
+        });
+    }
     let mut out = String::new();
     for b in segment.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -372,10 +393,10 @@ fn encode(segment: &str) -> String {
             out.push_str(&format!("%{b:02X}"));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Encodes each segment of a `a/b` path.
-fn encode_path(path: &str) -> String {
-    path.split('/').map(encode).collect::<Vec<_>>().join("/")
+fn encode_path(path: &str) -> Result<String, CallError> {
+    Ok(path.split('/').map(encode).collect::<Result<Vec<_>, _>>()?.join("/"))
 }

@@ -180,6 +180,12 @@ impl From<CallError> for Failure {
             CallError::OutcomeUnknown { .. } => Failure::new(UNREACHABLE, "outcome_unknown", e.to_string()).fix(
                 "repeat the same command with the same --key: the app will answer \"already done\" if it was carried out",
             ),
+            CallError::BadArgument { field, message } => {
+                let mut f = Failure::new(REFUSED, "invalid_param", message)
+                    .fix("give it as a plain name, id or printable text; nothing was sent");
+                f.field = field;
+                f
+            }
             CallError::Unexpected { status, .. } => {
                 let exit = if matches!(status, 502..=504) { UNREACHABLE } else { REFUSED };
                 Failure::new(exit, "unexpected_answer", e.to_string())

@@ -170,9 +170,9 @@ fn the_tool_surface_is_each_apps_own_with_an_app_argument() {
 }
 
 /// What a host pays in context for the gateway does not grow with the apps it
-/// drives: one fixed `tools/list`, under 8,000 bytes (about 2,000 tokens at
+/// drives: one fixed `tools/list`, under 8,200 bytes (about 2,000 tokens at
 /// the usual 4 bytes a token), where every app served on its own adds its
-/// own list of about 5,800 bytes.
+/// own list of about 5,900 bytes.
 #[test]
 fn the_tool_list_costs_the_same_for_any_number_of_apps() {
     let home = Home::new();
@@ -192,7 +192,7 @@ fn the_tool_list_costs_the_same_for_any_number_of_apps() {
     let _s2 = home.serve(fixture.path(), free_port());
     let two = size(&home);
     assert_eq!(none, two, "the same list with no app and with two");
-    assert!(two < 8_000, "{two} bytes");
+    assert!(two < 8_200, "{two} bytes");
 }
 
 /// How many apps this home's registry holds.
@@ -580,6 +580,145 @@ fn a_2026_host_that_can_ask_gets_an_input_required_question_and_repeats_the_call
         json!({"name": "query", "arguments": {"app": "kanban", "entity": "cards"}, "_meta": meta}),
     );
     assert_eq!(count["result"]["structuredContent"]["totalItems"], 0);
+}
+
+/// A legacy gateway whose host declared form elicitation.
+fn asking_host(home: &Home, args: &[&str], envs: &[(&str, &str)]) -> Gateway {
+    let mut gw = Gateway::start(home, args, envs);
+    let init = gw.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "it", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    gw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    gw
+}
+
+#[test]
+fn an_approval_key_the_agent_brings_never_replaces_asking_the_person() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    let mut gw = asking_host(&home, &[], &[]);
+    two_done_cards(&mut gw);
+    for key in ["apv_made_up", "", "é", "apv_\u{0}"] {
+        let call =
+            json!({"name": "run_operation", "arguments": {"app": "kanban", "name": "clear_done", "approvalKey": key}});
+        let (answer, asked) = gw.request_answering("tools/call", call, &json!({"action": "decline"}));
+        assert_eq!(asked.len(), 1, "the person is asked whatever key the agent brings: {answer}");
+        assert_eq!(answer["result"]["structuredContent"]["code"], "declined", "{answer}");
+        assert!(!answer.to_string().contains("apv_"), "no key reaches the agent: {answer}");
+        assert!(!answer.to_string().contains("approvalKey"), "{answer}");
+        assert_eq!(gw.count("cards"), 2);
+    }
+    drop(gw);
+
+    // A host that cannot ask passes the agent's key on; one no header can carry is refused before sending.
+    let mut gw = Gateway::legacy(&home, &[], &[]);
+    let bad = gw.refused("run_operation", json!({"app": "kanban", "name": "clear_done", "approvalKey": "é"}));
+    assert_eq!((bad["code"].as_str(), bad["field"].as_str()), (Some("invalid_param"), Some("X-A2App-Approval")));
+    let key = gw.refused(
+        "create",
+        json!({"app": "kanban", "entity": "lists", "record": {"name": "x"}, "idempotencyKey": "ключ"}),
+    );
+    assert_eq!((key["code"].as_str(), key["field"].as_str()), (Some("invalid_param"), Some("Idempotency-Key")));
+    assert_eq!(gw.count("cards"), 2);
+}
+
+#[test]
+fn dot_segments_never_reach_another_route() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    let mut gw = Gateway::legacy(&home, &[], &[]);
+    let calls = [
+        ("describe", json!({"app": "kanban", "path": "../../collections/cards/records"})),
+        ("describe", json!({"app": "kanban", "path": "cards/./.."})),
+        ("get", json!({"app": "kanban", "entity": "..", "id": "x"})),
+        ("get", json!({"app": "kanban", "entity": "cards", "id": ".."})),
+        ("query", json!({"app": "kanban", "entity": "."})),
+        ("job_status", json!({"app": "kanban", "jobId": ".."})),
+        ("delete", json!({"app": "kanban", "entity": "cards", "id": ".."})),
+        ("run_operation", json!({"app": "kanban", "name": ".."})),
+    ];
+    for (tool, args) in calls {
+        let refused = gw.refused(tool, args.clone());
+        assert_eq!(refused["code"], "invalid_param", "{tool} {args}: {refused}");
+    }
+    // The shell refuses them alike.
+    let run = home.run(&["--json", "kanban", "describe", "../../collections/cards/records"]).expect(2).json();
+    assert_eq!(run["error"]["code"], "invalid_param");
+}
+
+/// A fake app whose destructive operation's approved run never gets an
+/// answer; every request is kept.
+fn lost_approval_app() -> Fake {
+    Fake::start(|r| {
+        let ok = |v: Value| Some((200, "application/json", v.to_string()));
+        match (r.method.as_str(), r.path.as_str()) {
+            ("GET", "/api/_a2app") => ok(serde_json::from_str(&identity("kanban", "1.0")).unwrap()),
+            ("GET", "/api/_a2app/describe") => ok(describe_doc()),
+            ("POST", "/api/ops/purge_done") if r.header("x-a2app-approval").is_some() => None,
+            ("POST", "/api/ops/purge_done") => {
+                // The key is bound to the params as the app read them: a default filled in.
+                let body = json!({"a2app": true, "ok": false, "code": "approval_required", "status": 428,
+                                  "message": "purge_done is destructive", "approvalKey": "apv_1", "operation": "purge_done",
+                                  "params": {"older_than_days": 30, "keep_pinned": true}});
+                Some((428, "application/json", body.to_string()))
+            }
+            _ => Some((
+                404,
+                "application/json",
+                json!({"a2app": true, "ok": false, "code": "not_found", "status": 404, "message": "no such route"})
+                    .to_string(),
+            )),
+        }
+    })
+}
+
+#[test]
+fn an_approved_run_whose_answer_is_lost_is_repeated_under_the_same_key() {
+    let home = Home::new();
+    let app = lost_approval_app();
+    let mut gw = asking_host(&home, &[&app.url], &[("A2APP_TOKEN", "t")]);
+    let call = json!({"name": "run_operation", "arguments": {"app": app.url, "name": "purge_done", "params": {"older_than_days": 30}, "idempotencyKey": "k-op"}});
+    let yes = json!({"action": "accept", "content": {"approve": true}});
+    for round in 1..=2 {
+        let (answer, asked) = gw.request_answering("tools/call", call.clone(), &yes);
+        assert_eq!(asked.len(), 1);
+        let message = asked[0]["params"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(r#"With {"older_than_days":30,"keep_pinned":true}."#),
+            "the params the key binds: {message}"
+        );
+        let error = &answer["result"]["structuredContent"];
+        assert_eq!(
+            (error["code"].as_str(), error["idempotencyKey"].as_str()),
+            (Some("outcome_unknown"), Some("k-op")),
+            "{answer}"
+        );
+        let approved = app.seen("POST", "/api/ops/purge_done");
+        let keys: Vec<&str> =
+            approved.iter().filter_map(|r| r.header("x-a2app-approval").and(r.header("idempotency-key"))).collect();
+        assert_eq!(
+            keys,
+            vec!["k-op.approved"; 3 * round],
+            "every approved attempt, first call or repeat, under one key"
+        );
+    }
+}
+
+#[test]
+fn a_2026_host_that_can_only_open_urls_is_not_asked() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    let mut gw = Gateway::start(&home, &[], &[]);
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {"url": {}}});
+    let answer = gw.request(
+        "tools/call",
+        json!({"name": "run_operation", "arguments": {"app": "kanban", "name": "clear_done"}, "_meta": meta}),
+    );
+    assert_eq!(answer["result"]["structuredContent"]["code"], "approval_required", "{answer}");
+    assert!(answer["result"]["structuredContent"]["approvalKey"].as_str().is_some_and(|k| k.starts_with("apv_")));
 }
 
 /// The client's own codes, as the README's `--json` section lists them.

@@ -70,7 +70,7 @@ fn shape_params() -> (Value, Value) {
 
 fn key_param() -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": 255,
-        "description": "Makes a retry safe: a repeat with this key writes nothing (duplicate_request)."})
+        "description": "Retry with this key: a repeat writes nothing (duplicate_request)."})
 }
 
 fn schema(properties: Value, required: &[&str]) -> Value {
@@ -151,7 +151,7 @@ pub fn compact() -> Vec<Value> {
         json!({
             "name": "delete",
             "description": "Delete a record. Ask the person first.",
-            "inputSchema": schema(json!({"entity": entity_param(), "id": id_param()}), &["entity", "id"]),
+            "inputSchema": schema(json!({"entity": entity_param(), "id": id_param(), "idempotencyKey": key_param()}), &["entity", "id"]),
             "annotations": annotations("Delete a record", false, true, true),
         }),
     ]

@@ -17,7 +17,7 @@
 use crate::a2app::output::{Failure, REFUSED};
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
-    InputRequiredResult, InputResponses, ProtocolVersion,
+    InputRequiredResult, InputResponses,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{Peer, RoleServer};
@@ -44,7 +44,8 @@ pub enum Asker<'a> {
 }
 
 pub fn asker(ctx: &RequestContext<RoleServer>) -> Asker<'_> {
-    let modern = ctx.meta.protocol_version().is_some_and(|v| v == ProtocolVersion::V_2026_07_28);
+    // 2026-07-28 and every later revision: no handshake, no requests to the client.
+    let modern = ctx.meta.protocol_version().is_some_and(|v| !v.has_initialize());
     if modern {
         let can = ctx
             .meta
@@ -166,4 +167,45 @@ pub fn declined(operation: &str) -> Failure {
     Failure::new(REFUSED, "declined", format!("the person did not approve \"{operation}\"; nothing ran"))
         .fix("do not run it again unless the person asks for it")
         .with("operation", json!(operation))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn state(asked: &InputRequiredResult) -> String {
+        asked.request_state.clone().unwrap()
+    }
+
+    fn yes() -> InputResponses {
+        [(QUESTION.to_owned(), json!({"action": "accept", "content": {"approve": true}}))].into()
+    }
+
+    #[test]
+    fn a_question_is_answered_once_and_the_oldest_gives_way_past_the_limit() {
+        let pendings = Pendings::default();
+        let args = Map::from_iter([("app".to_owned(), json!("kanban")), ("name".to_owned(), json!("clear_done"))]);
+        let ask =
+            |n: usize| state(&pendings.ask_later("run_operation", &args, format!("apv_{n}"), format!("k{n}"), "?"));
+        let first = ask(0);
+        let rest: Vec<String> = (1..=MAX_PENDING).map(ask).collect();
+        // The first was evicted by the 65th question; the others wait.
+        assert_eq!(
+            pendings.answer(&first, "run_operation", &args, Some(&yes())).err().map(|f| f.code),
+            Some("invalid_param".to_owned())
+        );
+        let (pending, approved) = pendings.answer(&rest[0], "run_operation", &args, Some(&yes())).unwrap();
+        assert_eq!((pending.approval_key.as_str(), pending.idempotency_key.as_str(), approved), ("apv_1", "k1", true));
+        // Answered once: the same state again is refused.
+        assert!(pendings.answer(&rest[0], "run_operation", &args, Some(&yes())).is_err());
+        // No answer, a decline, or the box unticked: not approved.
+        for responses in
+            [None, Some(json!({"action": "decline"})), Some(json!({"action": "accept", "content": {"approve": false}}))]
+        {
+            let s = ask(100);
+            let map: Option<InputResponses> = responses.map(|r| [(QUESTION.to_owned(), r)].into());
+            assert!(!pendings.answer(&s, "run_operation", &args, map.as_ref()).unwrap().1);
+        }
+    }
 }

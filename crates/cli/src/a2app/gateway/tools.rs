@@ -36,6 +36,12 @@ const DATES_AND_LABELS: &str = " Dates may also be today, tomorrow, friday, next
 calendar), and a ref may be given by its label; a label matching no record or several is refused with the \
 candidates, and nothing is written.";
 
+/// The gateway asks the person itself; only a host that cannot ask sees a key.
+const RUN_OPERATION: &str = "Run an operation (describe lists them). A destructive one is put to the person through \
+your host before it runs, and answers declined if they say no; only if the host cannot ask does it answer \
+approval_required with an approvalKey: then ask the person, and repeat the call with it once they agreed. A job \
+answers a jobId.";
+
 /// How long `apps` waits for one app before calling it unreachable.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -75,6 +81,9 @@ fn with_app(mut def: Value) -> Value {
         && let Some(text) = def["description"].as_str()
     {
         def["description"] = Value::from(format!("{text}{DATES_AND_LABELS}"));
+    }
+    if def["name"] == "run_operation" {
+        def["description"] = Value::from(RUN_OPERATION);
     }
     def
 }
@@ -293,30 +302,40 @@ async fn run(
 ) -> Result<Step, Failure> {
     let name = required(args, "name")?;
     let params = op_params(args)?;
-    let approval_key = text(args, "approvalKey")?;
     let key = key(args)?;
-    let body = match session.api.run(&name, &params, approval_key.as_deref(), &key).await {
+    let asker = approval::asker(ctx);
+    // When the host can ask its person, the person decides: a key the agent
+    // brings is not sent, so no answer to a key of the agent's choosing (a
+    // stale one, or one the app cannot read) can hand it a fresh key instead.
+    let agent_key = match asker {
+        approval::Asker::Cannot => text(args, "approvalKey")?,
+        _ => None,
+    };
+    let body = match session.api.run(&name, &params, agent_key.as_deref(), &key).await {
         Ok(value) => return Ok(ran(&name, value).into()),
-        Err(CallError::App(body)) if body.code == ErrorCode::ApprovalRequired && approval_key.is_none() => body,
+        Err(CallError::App(body)) if body.code == ErrorCode::ApprovalRequired => body,
         Err(e) => return Err(lost(e, &key)),
     };
-    let Some(approval_key) = body.extra.get("approvalKey").and_then(Value::as_str).map(str::to_owned) else {
-        return Err(CallError::App(body).into());
+    let approval_key = body.extra.get("approvalKey").and_then(Value::as_str).map(str::to_owned);
+    let (approval_key, asker) = match (approval_key, asker) {
+        (Some(k), asker @ (approval::Asker::Now(_) | approval::Asker::Later)) => (k, asker),
+        _ => return Err(CallError::App(body).into()),
     };
-    let question = question(session, &name, &params).await;
-    match approval::asker(ctx) {
+    // The params the key is bound to, defaults filled in, as the app read them.
+    let bound = body.extra.get("params").and_then(Value::as_object).cloned().unwrap_or_else(|| params.clone());
+    let question = question(session, &name, &bound).await;
+    match asker {
         approval::Asker::Now(peer) => {
             if !approval::ask_now(peer, &question).await {
                 return Err(approval::declined(&name));
             }
-            let approved = format!("{key}.approved");
-            let value = session.api.run(&name, &params, Some(&approval_key), &approved).await;
-            Ok(ran(&name, value.map_err(|e| lost(e, &approved))?).into())
+            // The approved run carries a key derived from the call's: a repeat
+            // of the call with the same key derives it again, so the app
+            // answers duplicate_request instead of running twice.
+            let value = session.api.run(&name, &params, Some(&approval_key), &format!("{key}.approved")).await;
+            Ok(ran(&name, value.map_err(|e| lost(e, &key))?).into())
         }
-        approval::Asker::Later => {
-            Ok(Step::Ask(gw.pending.ask_later("run_operation", args, approval_key, key, &question)))
-        }
-        approval::Asker::Cannot => Err(CallError::App(body).into()),
+        _ => Ok(Step::Ask(gw.pending.ask_later("run_operation", args, approval_key, key, &question))),
     }
 }
 
@@ -338,7 +357,7 @@ async fn resume(
     let params = op_params(&pending.args)?;
     let approved = format!("{}.approved", pending.idempotency_key);
     let value = session.api.run(&name, &params, Some(&pending.approval_key), &approved).await;
-    Ok(ran(&name, value.map_err(|e| lost(e, &approved))?))
+    Ok(ran(&name, value.map_err(|e| lost(e, &pending.idempotency_key))?))
 }
 
 fn op_params(args: &Map<String, Value>) -> Result<Map<String, Value>, Failure> {
