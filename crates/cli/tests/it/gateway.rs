@@ -741,9 +741,11 @@ const CLIENT_CODES: &[&str] = &[
     "config",
 ];
 
-/// Random tool calls and malformed messages: every request gets one JSON-RPC
-/// answer, every refusal a documented code and a fix, the gateway outlives
-/// them all, and the lists it acknowledged are exactly the lists stored.
+/// Random tool calls and malformed messages from a host whose person answers
+/// approval questions at random: every request gets one JSON-RPC answer,
+/// every refusal a documented code and a fix, no app approval key ever
+/// reaches the agent, the gateway outlives them all, and the lists it
+/// acknowledged are exactly the lists stored.
 #[test]
 fn random_tool_calls_end_with_a_documented_code() {
     use rand::seq::IndexedRandom;
@@ -753,7 +755,7 @@ fn random_tool_calls_end_with_a_documented_code() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let home = Home::new();
     let (_dir, server) = kanban(&home);
-    let mut gw = Gateway::legacy(&home, &[], &[]);
+    let mut gw = asking_host(&home, &[], &[]);
     let first = gw.ok("create", json!({"app": "kanban", "entity": "lists", "record": {"name": "To Do"}}));
     let mut lists = vec![first["id"].as_str().unwrap().to_owned()];
     let mut cards: Vec<String> = Vec::new();
@@ -899,7 +901,17 @@ fn random_tool_calls_end_with_a_documented_code() {
             gw.send(&json!("not a request"));
             writeln!(gw.stdin, "{{garbage").unwrap();
         }
-        let answer = gw.request("tools/call", params.clone());
+        let replies = [
+            json!({"action": "accept", "content": {"approve": true}}),
+            json!({"action": "accept", "content": {"approve": false}}),
+            json!({"action": "accept"}),
+            json!({"action": "decline"}),
+            json!({"action": "cancel"}),
+            json!({"nonsense": 1}),
+        ];
+        let reply = replies.choose(&mut rng).unwrap().clone();
+        let (answer, _) = gw.request_answering("tools/call", params.clone(), &reply);
+        assert!(!answer.to_string().contains("apv_"), "an approval key reached the agent: {context}: {answer}");
         if let Some(error) = answer.get("error") {
             assert!(matches!(error["code"].as_i64(), Some(-32602 | -32601)), "{context}: {answer}");
             continue;
@@ -932,6 +944,7 @@ fn random_tool_calls_end_with_a_documented_code() {
     }
     assert!(ok >= rounds / 10, "{ok} of {rounds} calls succeeded");
     assert!(refused.len() >= 8, "too few distinct refusals: {refused:?}");
+    assert!(refused.contains("declined"), "the person was asked and said no at least once: {refused:?}");
     // The gateway still answers, and stored exactly the lists it acknowledged.
     let stored = gw.ok("query", json!({"app": "kanban", "entity": "lists", "perPage": 500}));
     let mut stored: Vec<&str> = stored["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
