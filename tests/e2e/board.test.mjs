@@ -244,6 +244,7 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
       // Connection help: URLs and the token's path, never the token.
       assert.equal(await dash.locator('#mcp-url').textContent(), `${app.url}/mcp`);
       assert.equal(await dash.locator('#cli-command').textContent(), `a2app ${app.url}`);
+      assert.equal(await dash.locator('#gateway-command').textContent(), 'a2app mcp kanban');
       assert.equal(await dash.locator('#token-path').textContent(), `${app.dir}/.agent-token`);
       assert.ok(await dash.getByRole('link', { name: 'Open the app' }).isVisible());
       assert.ok(!(await dash.content()).includes(app.token), 'the token is not on the dashboard');

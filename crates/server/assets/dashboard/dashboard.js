@@ -241,6 +241,11 @@ async function start() {
   ]);
   document.title = `${identity.app.name} · a2app dashboard`;
   $('#app-name').textContent = identity.app.name;
+  // On this machine the gateway finds the app by its id (and its own token);
+  // from elsewhere, by URL.
+  const host = window.location.hostname;
+  const local = ['localhost', '127.0.0.1', '[::1]'].includes(host) || host.endsWith('.localhost');
+  $('#gateway-command').textContent = `a2app mcp ${local ? identity.app.id : origin}`;
   $('#token-path').textContent = connect.tokenPath;
   $('#app-dir').textContent = connect.appDir;
   $('#open-app').hidden = !connect.hasUi;
