@@ -18,6 +18,7 @@ pub mod cache;
 pub mod coerce;
 pub mod config;
 pub mod credentials;
+pub mod discovery;
 pub mod gate;
 pub mod operations;
 pub mod pins;

@@ -1,0 +1,491 @@
+//! Finding an app from what a person has (DESIGN section 6; the publishing
+//! protocol of `spec/001`): a domain, an app's page, a catalog or a card.
+//!
+//! Only static documents are read: the `ai-catalog` link of a page (its `Link`
+//! header or a `<link>` tag, never a script), the AI Catalog, the MCP server
+//! card. A catalog naming several cards is never added whole: the person
+//! picks one. Every fetch is bounded (1 MiB, 10 s, 5 redirects) and reaches
+//! no private, loopback, link-local or cloud-metadata address: the check is
+//! made on the addresses DNS answers, which are the ones connected to (a
+//! resolver of our own), and again on every redirect. `allow_local` lets a
+//! person reach apps on this machine or their network; link-local addresses,
+//! where cloud metadata services live, stay out even then.
+
+use reqwest::Url;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use serde_json::Value;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const MAX_BYTES: usize = 1 << 20;
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+pub const MAX_REDIRECTS: usize = 5;
+
+const CATALOG_TYPE: &str = "application/ai-catalog+json";
+const CARD_TYPE: &str = "application/mcp-server-card+json";
+const WELL_KNOWN: &str = "/.well-known/ai-catalog.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    #[error("{0} is not a domain or an http(s) URL")]
+    BadInput(String),
+    #[error("{url} resolves only to {what} addresses, which discovery never reaches")]
+    Blocked { url: String, what: &'static str },
+    #[error("cannot fetch {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    #[error("{url} answered HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("{url} is larger than {MAX_BYTES} bytes")]
+    TooLarge { url: String },
+    #[error("{url} redirects more than {MAX_REDIRECTS} times")]
+    TooManyRedirects { url: String },
+    #[error("{url} is {what}, not an app page, AI catalog or MCP server card")]
+    Unrecognized { url: String, what: String },
+    #[error("{url} links no AI catalog")]
+    NoCatalog { url: String },
+    #[error("the catalog at {url} lists no MCP server card")]
+    NoCard { url: String },
+    #[error("the catalog at {url} lists {} cards; a whole catalog is never added", .cards.len())]
+    SeveralCards { url: String, cards: Vec<Listed> },
+    #[error("the card at {url} names no {scheme} remote")]
+    NoRemote { url: String, scheme: &'static str },
+}
+
+/// A card a catalog lists.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Listed {
+    pub url: String,
+    pub name: String,
+}
+
+/// The card found, and the app it names.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub card_url: Url,
+    pub card: Value,
+    /// The app's base URL: the card's MCP remote without its `/mcp`.
+    pub base: Url,
+    /// The card's title, else its name.
+    pub title: String,
+}
+
+/// Finds the card `input` leads to.
+pub async fn find(input: &str, allow_local: bool) -> Result<Found, DiscoveryError> {
+    crate::install_tls_provider();
+    let fetcher = Fetcher::new(allow_local)?;
+    let start = start_url(input, allow_local)?;
+    let mut doc = fetcher.get(&start).await?;
+    if doc.is_html() {
+        let catalog = doc.catalog_link().ok_or_else(|| DiscoveryError::NoCatalog { url: doc.url.to_string() })?;
+        doc = fetcher.get(&catalog).await?;
+    }
+    let json = doc.json()?;
+    if doc.is_catalog(&json) {
+        let cards = listed(&doc.url, &json);
+        let card = match cards.as_slice() {
+            [] => return Err(DiscoveryError::NoCard { url: doc.url.to_string() }),
+            [one] => one.url.clone(),
+            _ => return Err(DiscoveryError::SeveralCards { url: doc.url.to_string(), cards }),
+        };
+        let url = Url::parse(&card).map_err(|_| DiscoveryError::BadInput(card.clone()))?;
+        doc = fetcher.get(&url).await?;
+        let json = doc.json()?;
+        return found(doc.url, json, allow_local);
+    }
+    if doc.is_card(&json) {
+        return found(doc.url, json, allow_local);
+    }
+    Err(DiscoveryError::Unrecognized { url: doc.url.to_string(), what: doc.kind() })
+}
+
+/// A bare domain (or `host:port`) means its well-known catalog; a URL is
+/// fetched as given. Plain HTTP only for hosts a person allowed as local.
+fn start_url(input: &str, allow_local: bool) -> Result<Url, DiscoveryError> {
+    let bad = || DiscoveryError::BadInput(input.to_owned());
+    let text = input.trim();
+    let lower = text.to_ascii_lowercase();
+    if lower.starts_with("https://") || lower.starts_with("http://") {
+        let url = Url::parse(text).map_err(|_| bad())?;
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(bad());
+        }
+        return Ok(url);
+    }
+    let host_like = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'));
+    if !host_like {
+        return Err(bad());
+    }
+    let scheme = if allow_local { "http" } else { "https" };
+    Url::parse(&format!("{scheme}://{text}{WELL_KNOWN}")).map_err(|_| bad())
+}
+
+/// The cards a catalog lists, as absolute URLs.
+fn listed(base: &Url, catalog: &Value) -> Vec<Listed> {
+    let entries = catalog.get("entries").and_then(Value::as_array).cloned().unwrap_or_default();
+    entries
+        .iter()
+        .filter(|e| {
+            let kind = e.get("type").or_else(|| e.get("mediaType")).and_then(Value::as_str).unwrap_or_default();
+            kind.eq_ignore_ascii_case(CARD_TYPE)
+        })
+        .filter_map(|e| {
+            let url = base.join(e.get("url")?.as_str()?).ok()?;
+            let name = ["displayName", "name", "identifier"]
+                .iter()
+                .find_map(|k| e.get(*k).and_then(Value::as_str))
+                .unwrap_or_default()
+                .to_owned();
+            Some(Listed { url: url.to_string(), name })
+        })
+        .collect()
+}
+
+/// The app a card names: its Streamable HTTP remote, `/mcp` taken off.
+fn found(card_url: Url, card: Value, allow_local: bool) -> Result<Found, DiscoveryError> {
+    let scheme = if allow_local { "http(s)" } else { "https" };
+    let remote = card
+        .get("remotes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|r| r.get("type").and_then(Value::as_str).is_none_or(|t| t == "streamable-http"))
+        .filter_map(|r| card_url.join(r.get("url")?.as_str()?).ok())
+        .find(|u| u.scheme() == "https" || (allow_local && u.scheme() == "http"))
+        .ok_or_else(|| DiscoveryError::NoRemote { url: card_url.to_string(), scheme })?;
+    let mut base = remote.clone();
+    let path = remote.path().trim_end_matches('/');
+    base.set_path(path.strip_suffix("/mcp").unwrap_or(path));
+    base.set_query(None);
+    base.set_fragment(None);
+    let title =
+        ["title", "name"].iter().find_map(|k| card.get(*k).and_then(Value::as_str)).unwrap_or_default().to_owned();
+    Ok(Found { card_url, card, base, title })
+}
+
+/// A fetched document.
+struct Doc {
+    url: Url,
+    content_type: String,
+    link: Option<String>,
+    body: Vec<u8>,
+}
+
+impl Doc {
+    fn is_html(&self) -> bool {
+        self.content_type.starts_with("text/html") || self.content_type.starts_with("application/xhtml")
+    }
+
+    fn json(&self) -> Result<Value, DiscoveryError> {
+        serde_json::from_slice(&self.body)
+            .map_err(|_| DiscoveryError::Unrecognized { url: self.url.to_string(), what: self.kind() })
+    }
+
+    fn is_catalog(&self, json: &Value) -> bool {
+        self.content_type.starts_with(CATALOG_TYPE) || json.get("entries").is_some_and(Value::is_array)
+    }
+
+    fn is_card(&self, json: &Value) -> bool {
+        self.content_type.starts_with(CARD_TYPE) || json.get("remotes").is_some_and(Value::is_array)
+    }
+
+    fn kind(&self) -> String {
+        if self.content_type.is_empty() { "a document without a type".into() } else { self.content_type.clone() }
+    }
+
+    /// The catalog a page links: its `Link` header, else a `<link>` tag.
+    fn catalog_link(&self) -> Option<Url> {
+        let href =
+            self.link.as_deref().and_then(link_header).or_else(|| link_tag(&String::from_utf8_lossy(&self.body)))?;
+        self.url.join(&href).ok()
+    }
+}
+
+/// The target of a `rel="ai-catalog"` entry in a `Link` header.
+fn link_header(value: &str) -> Option<String> {
+    value.split(',').find_map(|part| {
+        let (target, params) = part.trim().split_once('>')?;
+        let rel = params.split(';').any(|p| {
+            let p = p.trim().to_ascii_lowercase();
+            p.strip_prefix("rel=").is_some_and(|v| v.trim_matches('"').split_whitespace().any(|r| r == "ai-catalog"))
+        });
+        rel.then(|| target.trim().trim_start_matches('<').to_owned())
+    })
+}
+
+/// The `href` of the first `<link rel="ai-catalog" …>` tag of an HTML page.
+fn link_tag(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("<link") {
+        let start = from + at;
+        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
+        let attrs = attributes(&html[start + 5..end]);
+        let rel =
+            attrs.iter().any(|(k, v)| k == "rel" && v.split_whitespace().any(|r| r.eq_ignore_ascii_case("ai-catalog")));
+        if rel && let Some((_, href)) = attrs.iter().find(|(k, _)| k == "href") {
+            return Some(href.clone());
+        }
+        from = end;
+    }
+    None
+}
+
+/// `name="value"`, `name='value'` and `name=value` pairs, names lower-cased.
+fn attributes(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let name_end = rest.find(|c: char| c == '=' || c.is_whitespace() || c == '/').unwrap_or(rest.len());
+        let name = rest[..name_end].to_ascii_lowercase();
+        rest = rest[name_end..].trim_start();
+        if let Some(after) = rest.strip_prefix('=') {
+            let after = after.trim_start();
+            let (value, remaining) = match after.chars().next() {
+                Some(q @ ('"' | '\'')) => {
+                    let inner = &after[1..];
+                    let close = inner.find(q).unwrap_or(inner.len());
+                    (&inner[..close], inner.get(close + 1..).unwrap_or(""))
+                }
+                _ => {
+                    let end = after.find(char::is_whitespace).unwrap_or(after.len());
+                    (&after[..end], &after[end..])
+                }
+            };
+            out.push((name, value.to_owned()));
+            rest = remaining.trim_start();
+        } else {
+            rest = rest.trim_start_matches('/').trim_start();
+            if name.is_empty() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Why an address is out of discovery's reach, or `None` when it may be reached.
+pub fn blocked(ip: IpAddr, allow_local: bool) -> Option<&'static str> {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    let (link_local, local, other) = match ip {
+        IpAddr::V4(v4) => v4_kind(v4),
+        IpAddr::V6(v6) => v6_kind(v6),
+    };
+    if link_local {
+        Some("link-local (cloud metadata)")
+    } else if other {
+        Some("unspecified, broadcast or multicast")
+    } else if local && !allow_local {
+        Some("loopback or private")
+    } else {
+        None
+    }
+}
+
+fn v4_kind(ip: Ipv4Addr) -> (bool, bool, bool) {
+    let [a, b, ..] = ip.octets();
+    let shared = a == 100 && (64..128).contains(&b);
+    (
+        ip.is_link_local(),
+        ip.is_loopback() || ip.is_private() || shared,
+        ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || a == 0,
+    )
+}
+
+fn v6_kind(ip: Ipv6Addr) -> (bool, bool, bool) {
+    let first = ip.segments()[0];
+    let link_local = (first & 0xffc0) == 0xfe80;
+    let unique_local = (first & 0xfe00) == 0xfc00;
+    // AWS's metadata service answers on fd00:ec2::254 too: treat it as metadata.
+    let metadata = ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254);
+    (link_local || metadata, ip.is_loopback() || unique_local, ip.is_unspecified() || ip.is_multicast())
+}
+
+/// The resolver discovery connects through: it answers only addresses
+/// discovery may reach, so the check holds for the address connected to.
+struct Guarded {
+    allow_local: bool,
+}
+
+impl Resolve for Guarded {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_local = self.allow_local;
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> =
+                found.iter().copied().filter(|a| blocked(a.ip(), allow_local).is_none()).collect();
+            if allowed.is_empty() {
+                let what = found.first().and_then(|a| blocked(a.ip(), allow_local)).unwrap_or("no");
+                return Err(format!("{host} resolves only to {what} addresses").into());
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}
+
+struct Fetcher {
+    http: reqwest::Client,
+    allow_local: bool,
+}
+
+impl Fetcher {
+    fn new(allow_local: bool) -> Result<Fetcher, DiscoveryError> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(TIMEOUT)
+            .dns_resolver(Arc::new(Guarded { allow_local }))
+            .user_agent(concat!("a2app/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| DiscoveryError::Unreachable { url: String::new(), detail: e.to_string() })?;
+        Ok(Fetcher { http, allow_local })
+    }
+
+    /// GET with the limits, following at most five redirects, each checked.
+    async fn get(&self, url: &Url) -> Result<Doc, DiscoveryError> {
+        let mut url = url.clone();
+        for _ in 0..=MAX_REDIRECTS {
+            self.check(&url)?;
+            let unreachable =
+                |e: reqwest::Error| DiscoveryError::Unreachable { url: url.to_string(), detail: chain(&e) };
+            let mut resp = self
+                .http
+                .get(url.clone())
+                .header("accept", format!("{CATALOG_TYPE}, {CARD_TYPE}, application/json, text/html;q=0.8"))
+                .send()
+                .await
+                .map_err(unreachable)?;
+            let status = resp.status();
+            if status.is_redirection() {
+                let next = resp
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|l| url.join(l).ok())
+                    .ok_or_else(|| DiscoveryError::Status { url: url.to_string(), status: status.as_u16() })?;
+                url = next;
+                continue;
+            }
+            if !status.is_success() {
+                return Err(DiscoveryError::Status { url: url.to_string(), status: status.as_u16() });
+            }
+            let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
+            let link = header("link");
+            if resp.content_length().is_some_and(|n| n > MAX_BYTES as u64) {
+                return Err(DiscoveryError::TooLarge { url: url.to_string() });
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = resp.chunk().await.map_err(unreachable)? {
+                if body.len() + chunk.len() > MAX_BYTES {
+                    return Err(DiscoveryError::TooLarge { url: url.to_string() });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            return Ok(Doc { url, content_type, link, body });
+        }
+        Err(DiscoveryError::TooManyRedirects { url: url.to_string() })
+    }
+
+    /// The scheme, and an address given as a literal (the resolver sees only names).
+    fn check(&self, url: &Url) -> Result<(), DiscoveryError> {
+        if !matches!(url.scheme(), "https" | "http") || (url.scheme() == "http" && !self.allow_local) {
+            return Err(DiscoveryError::BadInput(format!(
+                "{url} (discovery reads https only, http with --allow-local)"
+            )));
+        }
+        let host = url.host_str().unwrap_or_default();
+        let literal = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok();
+        if let Some(what) = literal.and_then(|ip| blocked(ip, self.allow_local)) {
+            return Err(DiscoveryError::Blocked { url: url.to_string(), what });
+        }
+        Ok(())
+    }
+}
+
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_out_of_reach() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        for (addr, local_ok) in [
+            ("127.0.0.1", true),
+            ("10.1.2.3", true),
+            ("172.16.0.1", true),
+            ("192.168.1.1", true),
+            ("100.64.0.1", true),
+            ("::1", true),
+            ("fd12::1", true),
+            ("::ffff:127.0.0.1", true),
+            ("169.254.169.254", false),
+            ("fe80::1", false),
+            ("fd00:ec2::254", false),
+            ("0.0.0.0", false),
+            ("255.255.255.255", false),
+            ("224.0.0.1", false),
+            ("::", false),
+        ] {
+            assert!(blocked(ip(addr), false).is_some(), "{addr} without --allow-local");
+            assert_eq!(blocked(ip(addr), true).is_none(), local_ok, "{addr} with --allow-local");
+        }
+        for public in ["93.184.216.34", "2606:2800:220:1::1", "8.8.8.8"] {
+            assert_eq!(blocked(ip(public), false), None, "{public}");
+        }
+    }
+
+    #[test]
+    fn catalog_links_are_read_from_headers_and_static_tags_only() {
+        assert_eq!(
+            link_header(
+                r#"</x.css>; rel="stylesheet", </.well-known/ai-catalog.json>; rel="ai-catalog"; type="application/ai-catalog+json""#
+            ),
+            Some("/.well-known/ai-catalog.json".into())
+        );
+        assert_eq!(link_header(r#"</a>; rel="next""#), None);
+        let page = r#"<html><head><LINK href='/cat.json' REL="alternate ai-catalog"><link rel=icon href=/i.png></head>
+            <script>document.write('<link rel="ai-catalog" href="/evil.json">')</script></html>"#;
+        assert_eq!(link_tag(page), Some("/cat.json".into()));
+        assert_eq!(link_tag("<p>no link</p><link rel=stylesheet href=a.css>"), None);
+        assert_eq!(link_tag("<link rel=ai-catalog href=/c.json"), Some("/c.json".into()));
+    }
+
+    #[test]
+    fn inputs_become_start_urls() {
+        let s = |t: &str, local: bool| start_url(t, local).map(|u| u.to_string()).map_err(|e| e.to_string());
+        assert_eq!(s("apps.example.com", false), Ok("https://apps.example.com/.well-known/ai-catalog.json".into()));
+        assert_eq!(s("127.0.0.1:8090", true), Ok("http://127.0.0.1:8090/.well-known/ai-catalog.json".into()));
+        assert_eq!(s("https://apps.example.com/kanban", false), Ok("https://apps.example.com/kanban".into()));
+        assert!(s("not a host", false).is_err());
+        assert!(s("C:\\apps", false).is_err());
+    }
+
+    #[test]
+    fn a_card_names_the_app_by_its_mcp_remote() {
+        let card_url = Url::parse("https://apps.example.com/kanban/mcp/server-card").unwrap();
+        let card = serde_json::json!({"title": "Kanban", "remotes": [
+            {"type": "sse", "url": "https://old.example.com/sse"},
+            {"type": "streamable-http", "url": "https://apps.example.com/kanban/mcp"}]});
+        let f = found(card_url.clone(), card, false).unwrap();
+        assert_eq!((f.base.as_str(), f.title.as_str()), ("https://apps.example.com/kanban", "Kanban"));
+        let http_only =
+            serde_json::json!({"remotes": [{"type": "streamable-http", "url": "http://apps.example.com/mcp"}]});
+        assert!(matches!(found(card_url, http_only, false), Err(DiscoveryError::NoRemote { .. })));
+    }
+}
