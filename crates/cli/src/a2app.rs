@@ -6,6 +6,7 @@
 //! It never reads an app's files: only the client's own registry and
 //! credentials, and a registered local app's token file.
 
+pub mod add;
 pub mod gateway;
 pub mod operations;
 pub mod output;
@@ -40,6 +41,8 @@ Writes and verbs:
 The MCP gateway (stdio), for MCP hosts without a shell:
   a2app mcp                           every local app
   a2app mcp TARGET …                  exactly these apps
+Adding a remote app from its domain, page, catalog or card (discovery):
+  a2app add DOMAIN|URL [--allow-local]
 Credentials:
   a2app TARGET login   (reads the token on stdin)   a2app TARGET logout   a2app TARGET forget
 Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable."
@@ -74,6 +77,9 @@ pub struct Cli {
     /// Attribution sent as X-LUI-Agent.
     #[arg(long)]
     pub agent: Option<String>,
+    /// `add`: also reach apps on this machine or the local network (never link-local addresses).
+    #[arg(long)]
+    pub allow_local: bool,
 }
 
 /// What the binary resolved from the environment.
@@ -130,6 +136,13 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
     let Some(target) = cli.target.clone() else {
         return walk::local_apps(&config, out);
     };
+    if target == "add" {
+        let [input] = cli.words.as_slice() else {
+            return Err(Failure::new(REFUSED, "invalid_command", "add takes one argument")
+                .fix("a2app add DOMAIN | PAGE_URL | CATALOG_URL | CARD_URL [--allow-local]"));
+        };
+        return add::add(out, &config, input, cli.allow_local).await;
+    }
     if target == "mcp" {
         let gateway =
             gateway::Gateway::new(config, cli.words.clone(), env.token.clone(), agent(cli, env, "a2app-gateway"));
@@ -219,6 +232,8 @@ fn logout(out: Out, config: &ConfigDir, origin: &str) -> Result<u8, Failure> {
 fn forget(out: Out, config: &ConfigDir, origin: &str) -> Result<u8, Failure> {
     let had = a2app_client::pins::forget(config, origin).map_err(Failure::config)?;
     a2app_client::cache::clear(config, origin);
+    // A replaced app must be added again: the connection named the old one.
+    a2app_client::connections::remove(config, origin).map_err(Failure::config)?;
     out.done(json!({"ok": true, "origin": origin, "forgotten": had}), &format!("forgot the pin for {origin}"));
     Ok(output::OK)
 }

@@ -41,6 +41,10 @@ impl ConfigDir {
         self.0.join("pins.json")
     }
 
+    pub fn connections(&self) -> PathBuf {
+        self.0.join("connections.json")
+    }
+
     /// One file per origin; the origin is flattened to a safe file name.
     pub fn schema(&self, origin: &str) -> PathBuf {
         let name: String = origin.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();

@@ -30,7 +30,7 @@ const WELL_KNOWN: &str = "/.well-known/ai-catalog.json";
 pub enum DiscoveryError {
     #[error("{0} is not a domain or an http(s) URL")]
     BadInput(String),
-    #[error("{url} resolves only to {what} addresses, which discovery never reaches")]
+    #[error("{url} leads to {what} addresses, which discovery never reaches")]
     Blocked { url: String, what: &'static str },
     #[error("cannot fetch {url}: {detail}")]
     Unreachable { url: String, detail: String },
@@ -97,6 +97,28 @@ pub async fn find(input: &str, allow_local: bool) -> Result<Found, DiscoveryErro
         return found(doc.url, json, allow_local);
     }
     Err(DiscoveryError::Unrecognized { url: doc.url.to_string(), what: doc.kind() })
+}
+
+/// Finds the card `input` leads to, and checks that the app it names is
+/// within reach by the same rules: a card may name any address.
+pub async fn find_app(input: &str, allow_local: bool) -> Result<Found, DiscoveryError> {
+    let found = find(input, allow_local).await?;
+    vet(&found.base, allow_local).await?;
+    Ok(found)
+}
+
+/// Every address `url`'s host has must be within discovery's reach.
+async fn vet(url: &Url, allow_local: bool) -> Result<(), DiscoveryError> {
+    let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
+    let port = url.port_or_known_default().unwrap_or(443);
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
+        .await
+        .map_err(|e| DiscoveryError::Unreachable { url: url.to_string(), detail: e.to_string() })?
+        .collect();
+    match addrs.iter().find_map(|a| blocked(a.ip(), allow_local)) {
+        Some(what) => Err(DiscoveryError::Blocked { url: url.to_string(), what }),
+        None => Ok(()),
+    }
 }
 
 /// A bare domain (or `host:port`) means its well-known catalog; a URL is

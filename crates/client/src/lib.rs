@@ -17,6 +17,7 @@ pub mod api;
 pub mod cache;
 pub mod coerce;
 pub mod config;
+pub mod connections;
 pub mod credentials;
 pub mod discovery;
 pub mod gate;

@@ -82,13 +82,24 @@ impl Gateway {
         Ok(out)
     }
 
-    /// The remote apps the person connected (`a2app URL login` stored a
-    /// token for them), by base URL; an origin a local app serves is that
-    /// local app, listed by its name.
+    /// The remote apps the person connected (`a2app add` found them, or
+    /// `a2app URL login` stored a token for them), by base URL, one per
+    /// origin; an origin a local app serves is that local app, listed by its
+    /// name.
     fn connected(&self, local: &[registry::LocalApp]) -> Result<Vec<String>, Failure> {
-        let urls = a2app_client::credentials::connected(&self.config).map_err(Failure::config)?;
-        let local_origins: Vec<String> = local.iter().filter_map(|a| origin(&a.url)).collect();
-        Ok(urls.into_iter().filter(|url| origin(url).is_some_and(|o| !local_origins.contains(&o))).collect())
+        let added = a2app_client::connections::list(&self.config).map_err(Failure::config)?;
+        let signed_in = a2app_client::credentials::connected(&self.config).map_err(Failure::config)?;
+        let mut seen: Vec<String> = local.iter().filter_map(|a| origin(&a.url)).collect();
+        let mut out = Vec::new();
+        for url in added.into_iter().map(|c| c.url).chain(signed_in) {
+            if let Some(o) = origin(&url)
+                && !seen.contains(&o)
+            {
+                seen.push(o);
+                out.push(url);
+            }
+        }
+        Ok(out)
     }
 
     /// The target an `app` argument names, if the gateway drives it.
@@ -110,7 +121,7 @@ impl Gateway {
         }
         let names: Vec<String> = self.exposed()?.into_iter().map(|(name, _)| name).collect();
         let fix = if self.targets.is_empty() {
-            "call apps for the names; a local app joins when `agent-app serve DIR` starts it, and a remote one when a person connects it (`a2app URL login`)"
+            "call apps for the names; a local app joins when `agent-app serve DIR` starts it, and a remote one when a person adds it (`a2app add DOMAIN`) or signs in to it (`a2app URL login`)"
         } else {
             "call apps for the names; another app joins only when the person adds it to the gateway's arguments"
         };

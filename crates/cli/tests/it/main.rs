@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers panic on purpose: a panic is a failed test
 
+mod add;
 mod check;
 mod client;
 mod gateway;
