@@ -354,7 +354,7 @@ fn read_error(url: &str, e: &reqwest::Error) -> CallError {
 }
 
 /// The error with its causes: reqwest's own message alone says "error sending request".
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

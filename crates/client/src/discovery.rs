@@ -373,7 +373,7 @@ impl Fetcher {
         for _ in 0..=MAX_REDIRECTS {
             self.check(&url)?;
             let unreachable =
-                |e: reqwest::Error| DiscoveryError::Unreachable { url: url.to_string(), detail: chain(&e) };
+                |e: reqwest::Error| DiscoveryError::Unreachable { url: url.to_string(), detail: crate::api::chain(&e) };
             let mut resp = self
                 .http
                 .get(url.clone())
@@ -427,17 +427,6 @@ impl Fetcher {
         }
         Ok(())
     }
-}
-
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -316,9 +316,15 @@ impl Request {
     }
 }
 
+/// The app's 404 for a route it does not have.
+pub(crate) fn no_route() -> Answer {
+    let body = json!({"a2app": true, "ok": false, "code": "not_found", "status": 404, "message": "no such route"});
+    Some((404, "application/json", body.to_string()))
+}
+
 /// What the fake answers: a status, a content type and a body; `None` drops the
 /// connection without answering (a lost answer).
-type Answer = Option<(u16, &'static str, String)>;
+pub(crate) type Answer = Option<(u16, &'static str, String)>;
 
 pub(crate) struct Fake {
     pub(crate) url: String,
@@ -535,12 +541,7 @@ fn ops_app() -> Fake {
                           "progress": {"done": done, "total": 3, "message": "indexing"},
                           "result": if state == "succeeded" { json!({"indexed": 3}) } else { Value::Null }, "error": null}))
             }
-            _ => Some((
-                404,
-                "application/json",
-                json!({"a2app": true, "ok": false, "code": "not_found", "status": 404, "message": "no such route"})
-                    .to_string(),
-            )),
+            _ => no_route(),
         }
     })
 }
@@ -703,14 +704,19 @@ fn the_schema_is_cached_per_schema_version() {
     assert_eq!(app.seen("GET", "/api/_a2app/describe").len(), 2);
 }
 
-#[test]
-fn a_write_that_never_gets_an_answer_names_the_key_to_repeat() {
-    let home = Home::new();
-    let app = Fake::start(|r| match (r.method.as_str(), r.path.as_str()) {
+/// A fake app that identifies and describes itself but never answers a write.
+pub(crate) fn silent_writes_app() -> Fake {
+    Fake::start(|r| match (r.method.as_str(), r.path.as_str()) {
         ("GET", "/api/_a2app") => Some((200, "application/json", identity("kanban", "1.0"))),
         ("GET", "/api/_a2app/describe") => Some((200, "application/json", describe_doc().to_string())),
         _ => None,
-    });
+    })
+}
+
+#[test]
+fn a_write_that_never_gets_an_answer_names_the_key_to_repeat() {
+    let home = Home::new();
+    let app = silent_writes_app();
     let run = home
         .run_with(&["--json", &app.url, "create", "lists", "name=Inbox"], &[("A2APP_TOKEN", "t")], None)
         .expect(3)
@@ -752,11 +758,9 @@ fn a_local_port_reused_by_another_app_follows_the_registry() {
 /// panics, and with `--json` whatever is on stdout is one JSON object.
 #[test]
 fn random_command_lines_end_with_a_documented_code() {
+    use rand::RngExt;
     use rand::seq::IndexedRandom;
-    use rand::{RngExt, SeedableRng};
-    let seed = std::env::var("A2APP_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x00a2_a990u64);
-    let runs = std::env::var("A2APP_FUZZ_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(300usize);
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let (seed, runs, mut rng) = crate::fuzz_run(0x00a2_a990u64);
     let home = Home::new();
     let (_dir, server) = kanban(&home);
     let list = home.run(&["--json", "kanban", "create", "lists", "name=To Do"]).expect(0).json();
@@ -886,12 +890,7 @@ fn a_delete_in_the_millisecond_identity_reported_still_gets_its_receipt() {
                 };
                 ok(json!({"items": items}))
             }
-            _ => Some((
-                404,
-                "application/json",
-                json!({"a2app": true, "ok": false, "code": "not_found", "status": 404, "message": "no such route"})
-                    .to_string(),
-            )),
+            _ => no_route(),
         }
     });
     let done = home.run(&["--json", &app.url, "delete", "cards", id, "--yes"]).expect(0).json();

@@ -1,7 +1,7 @@
 //! `a2app mcp`, the real binary, spoken to over its stdin and stdout as an MCP
 //! host does, in both protocol eras, against real `agent-app serve`s.
 
-use crate::client::{Fake, Home, describe_doc, identity, kanban, tomorrow};
+use crate::client::{Fake, Home, describe_doc, identity, kanban, no_route, tomorrow};
 use crate::{Server, copy_app, example, free_port};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -206,11 +206,7 @@ fn gw_apps(home: &Home) -> usize {
 #[test]
 fn a_write_that_never_gets_an_answer_names_the_key_to_repeat() {
     let home = Home::new();
-    let app = Fake::start(|r| match (r.method.as_str(), r.path.as_str()) {
-        ("GET", "/api/_a2app") => Some((200, "application/json", identity("kanban", "1.0"))),
-        ("GET", "/api/_a2app/describe") => Some((200, "application/json", describe_doc().to_string())),
-        _ => None,
-    });
+    let app = crate::client::silent_writes_app();
     let mut gw = Gateway::legacy(&home, &[&app.url], &[("A2APP_TOKEN", "t")]);
     let lost = gw.refused(
         "create",
@@ -664,12 +660,7 @@ fn lost_approval_app() -> Fake {
                                   "params": {"older_than_days": 30, "keep_pinned": true}});
                 Some((428, "application/json", body.to_string()))
             }
-            _ => Some((
-                404,
-                "application/json",
-                json!({"a2app": true, "ok": false, "code": "not_found", "status": 404, "message": "no such route"})
-                    .to_string(),
-            )),
+            _ => no_route(),
         }
     })
 }
@@ -748,11 +739,9 @@ const CLIENT_CODES: &[&str] = &[
 /// acknowledged are exactly the lists stored.
 #[test]
 fn random_tool_calls_end_with_a_documented_code() {
+    use rand::RngExt;
     use rand::seq::IndexedRandom;
-    use rand::{RngExt, SeedableRng};
-    let seed = std::env::var("A2APP_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x00a2_a9a7u64);
-    let rounds = std::env::var("A2APP_FUZZ_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(300usize);
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let (seed, rounds, mut rng) = crate::fuzz_run(0x00a2_a9a7u64);
     let home = Home::new();
     let (_dir, server) = kanban(&home);
     let mut gw = asking_host(&home, &[], &[]);

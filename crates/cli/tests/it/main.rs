@@ -45,6 +45,15 @@ pub fn copy_app(src: &Path) -> tempfile::TempDir {
     dir
 }
 
+/// A seeded fuzz run: the seed (`A2APP_FUZZ_SEED`, else `default_seed`), the
+/// number of rounds (`A2APP_FUZZ_ROUNDS`, else 300) and the generator.
+pub fn fuzz_run(default_seed: u64) -> (u64, usize, rand::rngs::StdRng) {
+    use rand::SeedableRng;
+    let seed = std::env::var("A2APP_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default_seed);
+    let rounds = std::env::var("A2APP_FUZZ_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(300usize);
+    (seed, rounds, rand::rngs::StdRng::seed_from_u64(seed))
+}
+
 /// A free loopback port (bound, read, released).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("port")
