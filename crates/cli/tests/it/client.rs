@@ -40,16 +40,21 @@ impl Home {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-app"));
         self.env(&mut cmd);
         let server = Server::start_with(cmd, dir, port, &[]);
+        // This app's own entry with this URL: another app may have registered
+        // the same port before (a port reused), so the URL alone proves nothing.
+        let manifest: toml::Table = std::fs::read_to_string(dir.join("app.toml")).unwrap().parse().unwrap();
+        let id = manifest["id"].as_str().unwrap().to_owned();
         let deadline = Instant::now() + Duration::from_secs(10);
         let want = format!("http://127.0.0.1:{port}");
         while Instant::now() < deadline {
             let text = std::fs::read_to_string(self.config_dir().join("apps.json")).unwrap_or_default();
-            if text.contains(&want) {
+            let registry: Value = serde_json::from_str(&text).unwrap_or_default();
+            if registry["apps"][&id]["url"] == want.as_str() {
                 return server;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("agent-app serve did not register {want}");
+        panic!("agent-app serve did not register {id} at {want}");
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Run {
