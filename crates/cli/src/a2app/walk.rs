@@ -13,19 +13,23 @@ use serde_json::{Map, Value, json};
 /// `a2app` alone: the local apps `agent-app serve` registered.
 pub fn local_apps(config: &ConfigDir, out: Out) -> Result<u8, Failure> {
     let apps = a2app_client::registry::list(config).map_err(Failure::config)?;
+    let added = a2app_client::connections::list(config).map_err(Failure::config)?;
     let mut text = String::new();
-    if apps.is_empty() {
+    if apps.is_empty() && added.is_empty() {
         text.push_str(
-            "no local apps registered yet (agent-app serve DIR registers one)\nor give a URL: a2app https://…\n",
+            "no local apps registered yet (agent-app serve DIR registers one)\nor give a URL: a2app https://…, or add one: a2app add DOMAIN\n",
         );
     } else {
         let mut rows = vec![vec!["NAME".into(), "APP".into(), "URL".into()]];
         rows.extend(apps.iter().map(|a| vec![a.id.clone(), a.name.clone(), a.url.clone()]));
+        // An added app is named by its URL: names are the local registry's.
+        rows.extend(added.iter().map(|c| vec![c.url.clone(), c.name.clone(), format!("added ({})", c.id)]));
         text.push_str(&table(&rows));
-        text.push_str(&format!("\nnext: a2app {}", apps[0].id));
+        let first = apps.first().map(|a| a.id.clone()).or_else(|| added.first().map(|c| c.url.clone()));
+        text.push_str(&format!("\nnext: a2app {}", first.unwrap_or_default()));
     }
-    out.done(json!({"ok": true, "apps": apps}), &text);
-    Ok(if apps.is_empty() { NOTHING_FOUND } else { OK })
+    out.done(json!({"ok": true, "apps": apps, "added": added}), &text);
+    Ok(if apps.is_empty() && added.is_empty() { NOTHING_FOUND } else { OK })
 }
 
 fn credential_words(source: &Source) -> String {

@@ -66,6 +66,10 @@ fn an_app_is_added_from_its_domain_page_catalog_or_card_and_the_gateway_drives_i
     let refused = home.run(&["--json", "add", &host]).expect(2).json();
     assert_eq!(refused["error"]["code"], "blocked_address");
 
+    // The root listing shows it, by URL.
+    let listed = home.run(&["--json"]).expect(0).json();
+    assert_eq!((listed["apps"].clone(), listed["added"][0]["url"].clone()), (json!([]), json!(server.url)));
+
     // The gateway drives it now, for reads; forgetting the app removes it.
     let apps = gateway_apps(&home);
     assert_eq!(
@@ -74,6 +78,7 @@ fn an_app_is_added_from_its_domain_page_catalog_or_card_and_the_gateway_drives_i
     );
     home.run(&[&server.url, "forget"]).expect(0);
     assert_eq!(gateway_apps(&home), json!([]));
+    home.run(&["--json"]).expect(1);
 }
 
 /// `apps` of a bare gateway in `home`.
