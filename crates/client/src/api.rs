@@ -25,6 +25,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Extra attempts for a write whose outcome is unknown.
     pub write_retries: u32,
+    /// `Some(allow_local)`: names resolve through discovery's address check
+    /// and no proxy is used, for an app just found by discovery.
+    pub discovery_rules: Option<bool>,
 }
 
 impl Default for Options {
@@ -35,6 +38,7 @@ impl Default for Options {
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(30),
             write_retries: 2,
+            discovery_rules: None,
         }
     }
 }
@@ -86,11 +90,15 @@ pub struct Api {
 impl Api {
     pub fn new(base: Url, options: Options) -> Result<Api, CallError> {
         crate::install_tls_provider();
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
+        let builder = match options.discovery_rules {
+            Some(allow_local) => crate::discovery::guarded_client(allow_local),
+            None => reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(concat!("a2app/", env!("CARGO_PKG_VERSION"))),
+        };
+        let http = builder
             .connect_timeout(options.connect_timeout)
             .timeout(options.timeout)
-            .user_agent(concat!("a2app/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| CallError::Unreachable { url: base.to_string(), detail: chain(&e) })?;
         Ok(Api { http, base, options })

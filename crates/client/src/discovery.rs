@@ -103,12 +103,15 @@ pub async fn find(input: &str, allow_local: bool) -> Result<Found, DiscoveryErro
 /// within reach by the same rules: a card may name any address.
 pub async fn find_app(input: &str, allow_local: bool) -> Result<Found, DiscoveryError> {
     let found = find(input, allow_local).await?;
-    vet(&found.base, allow_local).await?;
+    let timed_out =
+        || DiscoveryError::Unreachable { url: found.base.to_string(), detail: "no DNS answer in time".into() };
+    tokio::time::timeout(TIMEOUT, vet(&found.base, allow_local)).await.map_err(|_| timed_out())??;
     Ok(found)
 }
 
 /// Every address `url`'s host has must be within discovery's reach.
 async fn vet(url: &Url, allow_local: bool) -> Result<(), DiscoveryError> {
+    check(url, allow_local).await?;
     let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
     let port = url.port_or_known_default().unwrap_or(443);
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
@@ -139,8 +142,15 @@ fn start_url(input: &str, allow_local: bool) -> Result<Url, DiscoveryError> {
     if !host_like {
         return Err(bad());
     }
-    let scheme = if allow_local { "http" } else { "https" };
-    Url::parse(&format!("{scheme}://{text}{WELL_KNOWN}")).map_err(|_| bad())
+    // HTTPS, except for an app on this machine or its network the person allowed.
+    let https = Url::parse(&format!("https://{text}{WELL_KNOWN}")).map_err(|_| bad())?;
+    let host = https.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
+    let local_name = host == "localhost" || host.ends_with(".localhost");
+    let local_ip = host.parse::<IpAddr>().is_ok_and(|ip| blocked(ip, false).is_some());
+    if allow_local && (local_name || local_ip) {
+        return Url::parse(&format!("http://{text}{WELL_KNOWN}")).map_err(|_| bad());
+    }
+    Ok(https)
 }
 
 /// The cards a catalog lists, as absolute URLs.
@@ -161,7 +171,13 @@ fn listed(base: &Url, catalog: &Value) -> Vec<Listed> {
                 .to_owned();
             Some(Listed { url: url.to_string(), name })
         })
-        .collect()
+        .fold(Vec::new(), |mut cards: Vec<Listed>, card| {
+            // One card listed twice is still one card.
+            if !cards.iter().any(|c| c.url == card.url) {
+                cards.push(card);
+            }
+            cards
+        })
 }
 
 /// The app a card names: its Streamable HTTP remote, `/mcp` taken off.
@@ -174,6 +190,8 @@ fn found(card_url: Url, card: Value, allow_local: bool) -> Result<Found, Discove
         .flatten()
         .filter(|r| r.get("type").and_then(Value::as_str).is_none_or(|t| t == "streamable-http"))
         .filter_map(|r| card_url.join(r.get("url")?.as_str()?).ok())
+        // A remote carrying credentials would send them on: not one to use.
+        .filter(|u| u.username().is_empty() && u.password().is_none())
         .find(|u| u.scheme() == "https" || (allow_local && u.scheme() == "http"))
         .ok_or_else(|| DiscoveryError::NoRemote { url: card_url.to_string(), scheme })?;
     let mut base = remote.clone();
@@ -229,29 +247,56 @@ fn link_header(value: &str) -> Option<String> {
     value.split(',').find_map(|part| {
         let (target, params) = part.trim().split_once('>')?;
         let rel = params.split(';').any(|p| {
-            let p = p.trim().to_ascii_lowercase();
-            p.strip_prefix("rel=").is_some_and(|v| v.trim_matches('"').split_whitespace().any(|r| r == "ai-catalog"))
+            let Some((key, value)) = p.split_once('=') else { return false };
+            key.trim().eq_ignore_ascii_case("rel")
+                && value.trim().trim_matches('"').split_whitespace().any(|r| r.eq_ignore_ascii_case("ai-catalog"))
         });
         rel.then(|| target.trim().trim_start_matches('<').to_owned())
     })
 }
 
-/// The `href` of the first `<link rel="ai-catalog" …>` tag of an HTML page.
+/// The `href` of the first `<link rel="ai-catalog" …>` tag of an HTML page,
+/// from a plain scan: comments and the contents of raw-text elements
+/// (`script`, `style`, …) are skipped, so a link a script would write is
+/// never followed.
 fn link_tag(html: &str) -> Option<String> {
+    const RAW_TEXT: [&str; 6] = ["script", "style", "template", "textarea", "noscript", "title"];
     let lower = html.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(at) = lower[from..].find("<link") {
-        let start = from + at;
-        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
-        let attrs = attributes(&html[start + 5..end]);
-        let rel =
-            attrs.iter().any(|(k, v)| k == "rel" && v.split_whitespace().any(|r| r.eq_ignore_ascii_case("ai-catalog")));
-        if rel && let Some((_, href)) = attrs.iter().find(|(k, _)| k == "href") {
-            return Some(href.clone());
+    let mut at = 0;
+    while let Some(found) = lower[at..].find('<') {
+        let start = at + found;
+        let rest = &lower[start..];
+        if rest.starts_with("<!--") {
+            at = rest.find("-->").map_or(lower.len(), |e| start + e + 3);
+            continue;
         }
-        from = end;
+        if let Some(name) = RAW_TEXT.iter().find(|n| tag_named(rest, n)) {
+            let close = format!("</{name}");
+            at = lower[start + 1..].find(&close).map_or(lower.len(), |e| start + 1 + e + close.len());
+            continue;
+        }
+        if tag_named(rest, "link") {
+            let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
+            let attrs = attributes(&html[start + 5..end]);
+            let rel = attrs
+                .iter()
+                .any(|(k, v)| k == "rel" && v.split_whitespace().any(|r| r.eq_ignore_ascii_case("ai-catalog")));
+            if rel && let Some((_, href)) = attrs.iter().find(|(k, _)| k == "href") {
+                return Some(href.clone());
+            }
+            at = end;
+            continue;
+        }
+        at = start + 1;
     }
     None
+}
+
+/// `<name` followed by the end of the name (`<link-preview` is not `<link`).
+fn tag_named(text: &str, name: &str) -> bool {
+    text.strip_prefix('<').and_then(|t| t.strip_prefix(name)).is_some_and(|after| {
+        after.is_empty() || after.starts_with(|c: char| c.is_ascii_whitespace() || c == '/' || c == '>')
+    })
 }
 
 /// `name="value"`, `name='value'` and `name=value` pairs, names lower-cased.
@@ -278,10 +323,16 @@ fn attributes(text: &str) -> Vec<(String, String)> {
             out.push((name, value.to_owned()));
             rest = remaining.trim_start();
         } else {
-            rest = rest.trim_start_matches('/').trim_start();
             if name.is_empty() {
-                break;
+                // A stray `/` (as in `<link / rel=…>`): step over it.
+                let stepped = rest.trim_start_matches('/').trim_start();
+                if stepped.len() == rest.len() {
+                    break;
+                }
+                rest = stepped;
+                continue;
             }
+            rest = rest.trim_start_matches('/').trim_start();
         }
     }
     out
@@ -290,47 +341,102 @@ fn attributes(text: &str) -> Vec<(String, String)> {
 /// Why an address is out of discovery's reach, or `None` when it may be reached.
 pub fn blocked(ip: IpAddr, allow_local: bool) -> Option<&'static str> {
     let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        IpAddr::V6(v6) => embedded_v4(v6).map_or(IpAddr::V6(v6), IpAddr::V4),
         v4 => v4,
     };
-    let (link_local, local, other) = match ip {
+    let kind = match ip {
         IpAddr::V4(v4) => v4_kind(v4),
         IpAddr::V6(v6) => v6_kind(v6),
     };
-    if link_local {
-        Some("link-local (cloud metadata)")
-    } else if other {
-        Some("unspecified, broadcast or multicast")
-    } else if local && !allow_local {
-        Some("loopback or private")
-    } else {
-        None
+    match kind {
+        Kind::Metadata => Some("link-local or cloud-metadata"),
+        Kind::Reserved => Some("unspecified, reserved, broadcast or multicast"),
+        Kind::Local if !allow_local => Some("loopback or private"),
+        Kind::Local | Kind::Public => None,
     }
 }
 
-fn v4_kind(ip: Ipv4Addr) -> (bool, bool, bool) {
-    let [a, b, ..] = ip.octets();
-    let shared = a == 100 && (64..128).contains(&b);
-    (
-        ip.is_link_local(),
-        ip.is_loopback() || ip.is_private() || shared,
-        ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || a == 0,
-    )
+enum Kind {
+    /// Link-local, where cloud metadata services answer, and their known addresses.
+    Metadata,
+    /// Loopback and private networks: this machine and its network.
+    Local,
+    Reserved,
+    Public,
 }
 
-fn v6_kind(ip: Ipv6Addr) -> (bool, bool, bool) {
-    let first = ip.segments()[0];
-    let link_local = (first & 0xffc0) == 0xfe80;
-    let unique_local = (first & 0xfe00) == 0xfc00;
-    // AWS's metadata service answers on fd00:ec2::254 too: treat it as metadata.
-    let metadata = ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254);
-    (link_local || metadata, ip.is_loopback() || unique_local, ip.is_unspecified() || ip.is_multicast())
+fn v4_kind(ip: Ipv4Addr) -> Kind {
+    let [a, b, c, _] = ip.octets();
+    // Alibaba Cloud's metadata service, inside the shared 100.64/10, and Azure's wire server.
+    let metadata = ip == Ipv4Addr::new(100, 100, 100, 200) || ip == Ipv4Addr::new(168, 63, 129, 16);
+    if ip.is_link_local() || metadata {
+        Kind::Metadata
+    } else if ip.is_loopback() || ip.is_private() || (a == 100 && (64..128).contains(&b)) {
+        Kind::Local
+    } else if ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || a == 0
+        || a >= 240
+        || (a == 192 && b == 0 && c == 0)
+        || (a == 198 && (b == 18 || b == 19))
+    {
+        Kind::Reserved
+    } else {
+        Kind::Public
+    }
 }
+
+fn v6_kind(ip: Ipv6Addr) -> Kind {
+    let first = ip.segments()[0];
+    // AWS's metadata service answers on fd00:ec2::254 too.
+    if (first & 0xffc0) == 0xfe80 || ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+        Kind::Metadata
+    } else if ip.is_loopback() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfec0 {
+        Kind::Local
+    } else if ip.is_unspecified() || ip.is_multicast() {
+        Kind::Reserved
+    } else {
+        Kind::Public
+    }
+}
+
+/// The IPv4 address an IPv6 one carries: mapped (`::ffff:a.b.c.d`), SIIT
+/// (`::ffff:0:a.b.c.d`), compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96`,
+/// `64:ff9b:1::/48`) and 6to4 (`2002:AABB:CCDD::/48`). Each can reach that
+/// IPv4 address, so it is judged as that address.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] => Some(low),
+        // `::` and `::1` are IPv6's own.
+        [0, 0, 0, 0, 0, 0, hi, _] if hi != 0 => Some(low),
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] | [0x64, 0xff9b, 1, ..] => Some(low),
+        [0x2002, hi, lo, ..] => Some(Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)),
+        _ => None,
+    }
+}
+
+/// The refusal `Guarded` gives, found again in the error chain of a request.
+#[derive(Debug)]
+struct BlockedName {
+    host: String,
+    what: &'static str,
+}
+
+impl std::fmt::Display for BlockedName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} resolves only to {} addresses", self.host, self.what)
+    }
+}
+
+impl std::error::Error for BlockedName {}
 
 /// The resolver discovery connects through: it answers only addresses
 /// discovery may reach, so the check holds for the address connected to.
-struct Guarded {
-    allow_local: bool,
+pub(crate) struct Guarded {
+    pub(crate) allow_local: bool,
 }
 
 impl Resolve for Guarded {
@@ -343,11 +449,23 @@ impl Resolve for Guarded {
                 found.iter().copied().filter(|a| blocked(a.ip(), allow_local).is_none()).collect();
             if allowed.is_empty() {
                 let what = found.first().and_then(|a| blocked(a.ip(), allow_local)).unwrap_or("no");
-                return Err(format!("{host} resolves only to {what} addresses").into());
+                return Err(Box::new(BlockedName { host, what }) as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(allowed.into_iter()) as Addrs)
         })
     }
+}
+
+/// A request error as discovery's: a name the resolver refused is `Blocked`.
+fn request_error(url: &Url, e: &reqwest::Error) -> DiscoveryError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(b) = err.downcast_ref::<BlockedName>() {
+            return DiscoveryError::Blocked { url: url.to_string(), what: b.what };
+        }
+        source = err.source();
+    }
+    DiscoveryError::Unreachable { url: url.to_string(), detail: crate::api::chain(e) }
 }
 
 struct Fetcher {
@@ -357,30 +475,31 @@ struct Fetcher {
 
 impl Fetcher {
     fn new(allow_local: bool) -> Result<Fetcher, DiscoveryError> {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(TIMEOUT)
-            .dns_resolver(Arc::new(Guarded { allow_local }))
-            .user_agent(concat!("a2app/", env!("CARGO_PKG_VERSION")))
+        let http = guarded_client(allow_local)
             .build()
             .map_err(|e| DiscoveryError::Unreachable { url: String::new(), detail: e.to_string() })?;
         Ok(Fetcher { http, allow_local })
     }
 
-    /// GET with the limits, following at most five redirects, each checked.
+    /// GET with the limits: at most five redirects, each checked, and ten
+    /// seconds for the document whatever the number of hops.
     async fn get(&self, url: &Url) -> Result<Doc, DiscoveryError> {
+        tokio::time::timeout(TIMEOUT, self.follow(url)).await.unwrap_or_else(|_| {
+            Err(DiscoveryError::Unreachable { url: url.to_string(), detail: format!("no document within {TIMEOUT:?}") })
+        })
+    }
+
+    async fn follow(&self, url: &Url) -> Result<Doc, DiscoveryError> {
         let mut url = url.clone();
         for _ in 0..=MAX_REDIRECTS {
-            self.check(&url)?;
-            let unreachable =
-                |e: reqwest::Error| DiscoveryError::Unreachable { url: url.to_string(), detail: crate::api::chain(&e) };
+            check(&url, self.allow_local).await?;
             let mut resp = self
                 .http
                 .get(url.clone())
                 .header("accept", format!("{CATALOG_TYPE}, {CARD_TYPE}, application/json, text/html;q=0.8"))
                 .send()
                 .await
-                .map_err(unreachable)?;
+                .map_err(|e| request_error(&url, &e))?;
             let status = resp.status();
             if status.is_redirection() {
                 let next = resp
@@ -397,12 +516,14 @@ impl Fetcher {
             }
             let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
             let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
-            let link = header("link");
+            let links: Vec<String> =
+                resp.headers().get_all("link").iter().filter_map(|v| v.to_str().ok()).map(str::to_owned).collect();
+            let link = (!links.is_empty()).then(|| links.join(", "));
             if resp.content_length().is_some_and(|n| n > MAX_BYTES as u64) {
                 return Err(DiscoveryError::TooLarge { url: url.to_string() });
             }
             let mut body = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(unreachable)? {
+            while let Some(chunk) = resp.chunk().await.map_err(|e| request_error(&url, &e))? {
                 if body.len() + chunk.len() > MAX_BYTES {
                     return Err(DiscoveryError::TooLarge { url: url.to_string() });
                 }
@@ -412,21 +533,57 @@ impl Fetcher {
         }
         Err(DiscoveryError::TooManyRedirects { url: url.to_string() })
     }
+}
 
-    /// The scheme, and an address given as a literal (the resolver sees only names).
-    fn check(&self, url: &Url) -> Result<(), DiscoveryError> {
-        if !matches!(url.scheme(), "https" | "http") || (url.scheme() == "http" && !self.allow_local) {
-            return Err(DiscoveryError::BadInput(format!(
-                "{url} (discovery reads https only, http with --allow-local)"
-            )));
-        }
-        let host = url.host_str().unwrap_or_default();
-        let literal = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok();
-        if let Some(what) = literal.and_then(|ip| blocked(ip, self.allow_local)) {
-            return Err(DiscoveryError::Blocked { url: url.to_string(), what });
-        }
-        Ok(())
+/// A client whose names resolve through `Guarded` and which ignores proxy
+/// settings: a proxy would resolve the name itself, past the check.
+pub(crate) fn guarded_client(allow_local: bool) -> reqwest::ClientBuilder {
+    crate::install_tls_provider();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(TIMEOUT)
+        .dns_resolver(Arc::new(Guarded { allow_local }))
+        .user_agent(concat!("a2app/", env!("CARGO_PKG_VERSION")))
+}
+
+/// What may be fetched: http(s) without credentials in the URL, an address
+/// literal within reach (the resolver sees only names), and plain HTTP only
+/// to an address on this machine or its network, with `allow_local`.
+async fn check(url: &Url, allow_local: bool) -> Result<(), DiscoveryError> {
+    let refuse = |why: &str| DiscoveryError::BadInput(format!("{} ({why})", redacted(url)));
+    if !matches!(url.scheme(), "https" | "http") {
+        return Err(refuse("discovery reads https, and http on this machine or network with --allow-local"));
     }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(refuse("a link carries no credentials"));
+    }
+    let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
+    if let Ok(ip) = host.parse::<IpAddr>()
+        && let Some(what) = blocked(ip, allow_local)
+    {
+        return Err(DiscoveryError::Blocked { url: url.to_string(), what });
+    }
+    if url.scheme() == "http" {
+        let port = url.port_or_known_default().unwrap_or(80);
+        let addrs: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), port)).await {
+            Ok(a) => a.collect(),
+            Err(e) => return Err(DiscoveryError::Unreachable { url: url.to_string(), detail: e.to_string() }),
+        };
+        let local = !addrs.is_empty() && addrs.iter().all(|a| blocked(a.ip(), false).is_some());
+        if !allow_local || !local {
+            return Err(refuse("plain http only on this machine or network, with --allow-local; use https"));
+        }
+    }
+    Ok(())
+}
+
+/// A URL as it may be shown: without any password it carried.
+fn redacted(url: &Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_password(None);
+    let _ = shown.set_username("");
+    shown.to_string()
 }
 
 #[cfg(test)]
@@ -452,11 +609,26 @@ mod tests {
             ("255.255.255.255", false),
             ("224.0.0.1", false),
             ("::", false),
+            // IPv6 forms that carry an IPv4 address are judged as that address.
+            ("64:ff9b::a9fe:a9fe", false),
+            ("64:ff9b:1::a9fe:a9fe", false),
+            ("::a9fe:a9fe", false),
+            ("::ffff:0:a9fe:a9fe", false),
+            ("2002:a9fe:a9fe::1", false),
+            ("64:ff9b::7f00:1", true),
+            ("2002:0a00:0001::1", true),
+            ("fec0::1", true),
+            // Known metadata addresses outside 169.254/16, and reserved ranges.
+            ("100.100.100.200", false),
+            ("168.63.129.16", false),
+            ("240.0.0.1", false),
+            ("198.18.0.1", false),
+            ("192.0.0.8", false),
         ] {
             assert!(blocked(ip(addr), false).is_some(), "{addr} without --allow-local");
             assert_eq!(blocked(ip(addr), true).is_none(), local_ok, "{addr} with --allow-local");
         }
-        for public in ["93.184.216.34", "2606:2800:220:1::1", "8.8.8.8"] {
+        for public in ["93.184.216.34", "2606:2800:220:1::1", "8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"] {
             assert_eq!(blocked(ip(public), false), None, "{public}");
         }
     }
@@ -475,6 +647,17 @@ mod tests {
         assert_eq!(link_tag(page), Some("/cat.json".into()));
         assert_eq!(link_tag("<p>no link</p><link rel=stylesheet href=a.css>"), None);
         assert_eq!(link_tag("<link rel=ai-catalog href=/c.json"), Some("/c.json".into()));
+        // Links a script would write, in comments, or in other raw text are not links.
+        for page in [
+            r#"<script>var l='<link rel="ai-catalog" href="/c">'</script>"#,
+            r#"<!-- <link rel="ai-catalog" href="/c"> -->"#,
+            r#"<textarea><link rel="ai-catalog" href="/c"></textarea>"#,
+            r#"<link-preview rel="ai-catalog" href="/c">"#,
+        ] {
+            assert_eq!(link_tag(page), None, "{page}");
+        }
+        assert_eq!(link_tag(r#"<script src=x></script><link / rel="ai-catalog" href="/c">"#), Some("/c".into()));
+        assert_eq!(link_header(r#"</c>; rel = "ai-catalog""#), Some("/c".into()));
     }
 
     #[test]
@@ -482,9 +665,21 @@ mod tests {
         let s = |t: &str, local: bool| start_url(t, local).map(|u| u.to_string()).map_err(|e| e.to_string());
         assert_eq!(s("apps.example.com", false), Ok("https://apps.example.com/.well-known/ai-catalog.json".into()));
         assert_eq!(s("127.0.0.1:8090", true), Ok("http://127.0.0.1:8090/.well-known/ai-catalog.json".into()));
+        assert_eq!(s("localhost:8090", true), Ok("http://localhost:8090/.well-known/ai-catalog.json".into()));
+        // A public name stays on https even when local apps are allowed.
+        assert_eq!(s("apps.example.com", true), Ok("https://apps.example.com/.well-known/ai-catalog.json".into()));
         assert_eq!(s("https://apps.example.com/kanban", false), Ok("https://apps.example.com/kanban".into()));
         assert!(s("not a host", false).is_err());
         assert!(s("C:\\apps", false).is_err());
+    }
+
+    #[test]
+    fn a_catalog_lists_each_card_once() {
+        let base = Url::parse("https://x.example/.well-known/ai-catalog.json").unwrap();
+        let entry =
+            |url: &str| serde_json::json!({"type": "application/mcp-server-card+json", "url": url, "displayName": "K"});
+        let catalog = serde_json::json!({"entries": [entry("/card"), entry("https://x.example/card"), {"type": "other", "url": "/o"}]});
+        assert_eq!(listed(&base, &catalog), [Listed { url: "https://x.example/card".into(), name: "K".into() }]);
     }
 
     #[test]
@@ -495,6 +690,9 @@ mod tests {
             {"type": "streamable-http", "url": "https://apps.example.com/kanban/mcp"}]});
         let f = found(card_url.clone(), card, false).unwrap();
         assert_eq!((f.base.as_str(), f.title.as_str()), ("https://apps.example.com/kanban", "Kanban"));
+        let with_password =
+            serde_json::json!({"remotes": [{"type": "streamable-http", "url": "https://u:p@apps.example.com/mcp"}]});
+        assert!(matches!(found(card_url.clone(), with_password, false), Err(DiscoveryError::NoRemote { .. })));
         let http_only =
             serde_json::json!({"remotes": [{"type": "streamable-http", "url": "http://apps.example.com/mcp"}]});
         assert!(matches!(found(card_url, http_only, false), Err(DiscoveryError::NoRemote { .. })));

@@ -18,7 +18,8 @@ pub async fn add(out: Out, config: &ConfigDir, input: &str, allow_local: bool) -
         config,
         target: &base,
         env_token: None,
-        options: a2app_client::api::Options::default(),
+        // The gate reaches the app through the same address check as discovery.
+        options: a2app_client::api::Options { discovery_rules: Some(allow_local), ..Default::default() },
     })
     .await?;
     let first = session.pin == Pin::FirstContact;

@@ -62,9 +62,21 @@ fn an_app_is_added_from_its_domain_page_catalog_or_card_and_the_gateway_drives_i
             "{input}"
         );
     }
-    // Without --allow-local an app on this machine is out of reach.
+    // Without --allow-local an app on this machine is out of reach, by address or by name.
     let refused = home.run(&["--json", "add", &host]).expect(2).json();
     assert_eq!(refused["error"]["code"], "blocked_address");
+    let port = host.rsplit(':').next().unwrap();
+    let by_name = home.run(&["--json", "add", &format!("localhost:{port}")]).expect(2).json();
+    assert_eq!(by_name["error"]["code"], "blocked_address", "{by_name}");
+    // Proxy settings are not used: a proxy would resolve names past the check.
+    let dead_proxy = "http://127.0.0.1:1";
+    let proxied = [("HTTP_PROXY", dead_proxy), ("HTTPS_PROXY", dead_proxy), ("ALL_PROXY", dead_proxy)];
+    home.run_with(&["--json", "add", &host, "--allow-local"], &proxied, None).expect(0);
+    // A link carries no credentials, and a password is never shown.
+    let with_password = format!("http://alice:s3cret@{host}/");
+    let run = home.run(&["--json", "add", &with_password, "--allow-local"]).expect(2);
+    assert_eq!(run.json()["error"]["code"], "invalid_address");
+    assert!(!run.out().contains("s3cret"), "{}", run.out());
 
     // The root listing shows it, by URL.
     let listed = home.run(&["--json"]).expect(0).json();
@@ -120,7 +132,18 @@ fn discovery_refuses_what_it_must_not_follow_or_read() {
         home.run(&["--json", "add", url, "--allow-local"]).expect(exit).json()["error"]["code"].clone()
     };
 
-    // More than five redirects; a redirect to the cloud metadata address.
+    // Five redirects are followed; a sixth is not; nor is a redirect to the cloud metadata address.
+    let owner = Home::new();
+    let (_dir, server) = kanban(&owner);
+    let card = format!("{}/mcp/server-card", server.url);
+    let five = raw_server(move |path, _| {
+        let n: u32 = path.trim_start_matches("/r").parse().unwrap_or(0);
+        let next = if n < 4 { format!("/r{}", n + 1) } else { card.clone() };
+        response("302 Found", &[("location", &next)], "")
+    });
+    let added = home.run(&["--json", "add", &format!("{five}/r0"), "--allow-local"]).expect(0).json();
+    assert_eq!(added["added"]["id"], "kanban");
+    std::fs::remove_file(home.config_dir().join("connections.json")).unwrap();
     let hops = raw_server(|path, _| {
         let n: u32 = path.trim_start_matches("/r").parse().unwrap_or(0);
         response("302 Found", &[("location", &format!("/r{}", n + 1))], "")
@@ -136,12 +159,15 @@ fn discovery_refuses_what_it_must_not_follow_or_read() {
     assert_eq!(code(&format!("{big}/card"), 2), "too_large");
 
     // A page that links no catalog; a catalog with two cards is never added whole.
-    let page = raw_server(|_, _| {
-        response(
+    let catalog_at = server.url.clone();
+    let page = raw_server(move |path, _| match path {
+        // Were the scripted or commented-out link followed, this would lead to a real app.
+        "/c" => response("302 Found", &[("location", &format!("{catalog_at}/.well-known/ai-catalog.json"))], ""),
+        _ => response(
             "200 OK",
             &[("content-type", "text/html")],
-            "<html><script>var l='<link rel=\"ai-catalog\" href=\"/c\">'</script></html>",
-        )
+            "<html><script>var l='<link rel=\"ai-catalog\" href=\"/c\">'</script><!-- <link rel=\"ai-catalog\" href=\"/c\"> --></html>",
+        ),
     });
     assert_eq!(code(&format!("{page}/"), 1), "not_discoverable");
     let two = raw_server(|_, own| {
