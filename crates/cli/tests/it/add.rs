@@ -157,6 +157,19 @@ fn discovery_refuses_what_it_must_not_follow_or_read() {
     let big =
         raw_server(|_, _| response("200 OK", &[("content-type", "application/json")], &" ".repeat((1 << 20) + 1)));
     assert_eq!(code(&format!("{big}/card"), 2), "too_large");
+    // Also when no length is announced: the limit holds while reading.
+    let chunked = raw_server(|_, _| {
+        let chunk = " ".repeat(64 * 1024);
+        let mut body = String::new();
+        for _ in 0..17 {
+            body.push_str(&format!("{:x}\r\n{chunk}\r\n", chunk.len()));
+        }
+        body.push_str("0\r\n\r\n");
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n{body}"
+        )
+    });
+    assert_eq!(code(&format!("{chunked}/card"), 2), "too_large");
 
     // A page that links no catalog; a catalog with two cards is never added whole.
     let catalog_at = server.url.clone();
