@@ -350,6 +350,15 @@ fn writes_through_the_gateway_are_coerced_guarded_and_receipted() {
     assert_eq!(gw.count("lists"), 2);
     let missing = gw.refused("get", json!({"app": "kanban", "entity": "lists", "id": list_id}));
     assert_eq!(missing["code"], "not_found");
+    assert_eq!(missing["fix"], "check the id: query the entity to see which records exist");
+    // The app's refusals get fixes an agent can act on with tools, not shell commands.
+    let nope = gw.refused("query", json!({"app": "kanban", "entity": "nope"}));
+    assert_eq!(
+        (nope["code"].as_str(), nope["fix"].as_str()),
+        (Some("unknown_entity"), Some("call describe with this app to see what exists"))
+    );
+    let early = gw.refused("create", json!({"app": "kanban", "entity": "cards", "record": {"titel": "x"}}));
+    assert!(early["fix"].as_str().unwrap().starts_with("did you mean title?"), "the client's own fix stays: {early}");
 
     // Only the apps in reach: a URL, even this app's own, is refused unless the gateway was started with it.
     let url = gw.refused("query", json!({"app": server.url, "entity": "cards"}));

@@ -223,7 +223,7 @@ async fn apps(gw: &Gateway) -> Result<Answer, Failure> {
         items.push(item);
     }
     let text = if lines.is_empty() {
-        "no apps yet: a local app joins when `agent-app serve DIR` starts it".to_owned()
+        "no apps yet: a local app joins when `agent-app serve DIR` starts it, a remote one when a person adds it (`a2app add DOMAIN`)".to_owned()
     } else {
         lines.join("\n")
     };
@@ -418,7 +418,11 @@ fn gateway_fix(f: Failure) -> Failure {
         "approval_required" => {
             "show the person what it will do; only after they confirm, repeat the call with this approvalKey"
         }
-        "unknown_entity" | "unknown_field" if f.fix.is_none() => "call describe with this app to see what exists",
+        // The app's refusal carries the shell's fix; the client's own checks
+        // name the fields there are ("did you mean title?"), kept as they are.
+        "unknown_entity" | "unknown_field" if f.fix.as_deref().is_none_or(|x| x.contains("a2app URL")) => {
+            "call describe with this app to see what exists"
+        }
         "unknown_operation" => "call describe with path operations to see the operations",
         "not_found" => "check the id: query the entity to see which records exist",
         "outcome_unknown" => {
