@@ -13,6 +13,7 @@
 pub mod prompts;
 pub mod resources;
 pub mod tools;
+pub mod view;
 
 use crate::http::{self, State};
 use a2app_core::access::Intent;
@@ -119,8 +120,10 @@ impl ServerHandler for Handler {
     #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let config = &self.state.app.definition.config;
-        let capabilities =
+        let mut capabilities =
             ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().enable_logging().build();
+        // The MCP Apps extension: this server has a view (`view`).
+        capabilities.extensions = Some([(view::EXTENSION.to_owned(), Default::default())].into());
         let mut info =
             Implementation::new(server_name(&self.state.app), env!("CARGO_PKG_VERSION")).with_title(&config.name);
         if !config.description.is_empty() {
@@ -132,11 +135,13 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::list(&self.state.app))
-            .with_ttl_ms(0)
-            .with_cache_scope(CacheScope::Private))
+        let mut list = tools::list(&self.state.app);
+        if view::supported(ctx.client_capabilities().as_ref()) {
+            view::link(&self.state.app, &mut list);
+        }
+        Ok(ListToolsResult::with_all_items(list).with_ttl_ms(0).with_cache_scope(CacheScope::Private))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -1,5 +1,6 @@
 //! The MCP resources: the describe document and one schema per entity, read
-//! from the same `core::describe` as `GET /api/_a2app/describe`.
+//! from the same `core::describe` as `GET /api/_a2app/describe`, and the
+//! app's MCP Apps view (`super::view`).
 
 use a2app_core::App;
 use rmcp::ErrorData;
@@ -13,7 +14,7 @@ pub const ENTITY_PREFIX: &str = "a2app://describe/";
 
 const JSON: &str = "application/json";
 
-/// Every resource, describe first, then the entities in schema order.
+/// Every resource: describe, the entities in schema order, the view.
 pub fn list(app: &App) -> Vec<Resource> {
     let name = &app.definition.config.name;
     let mut out = vec![
@@ -30,11 +31,15 @@ pub fn list(app: &App) -> Vec<Resource> {
                 .with_mime_type(JSON),
         );
     }
+    out.push(super::view::resource(app));
     out
 }
 
 /// Reads one resource; an unknown URI is `-32602` (both eras).
 pub fn read(app: &App, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    if uri == super::view::uri(app) {
+        return super::view::read(app);
+    }
     let value = if uri == DESCRIBE {
         serde_json::to_value(a2app_core::describe::describe(app)).map_err(|e| super::internal(&e.to_string()))?
     } else if let Some(entity) = uri.strip_prefix(ENTITY_PREFIX)

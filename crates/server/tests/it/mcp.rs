@@ -8,10 +8,21 @@ const MODERN: &str = "2026-07-28";
 
 /// Sends one modern (2026-07-28) JSON-RPC request; `extra` headers are added
 /// as given. Returns the HTTP status and the JSON body.
-async fn rpc(t: &TestApp, extra: &[(&str, &str)], method: &str, mut params: Value) -> (u16, Value) {
+async fn rpc(t: &TestApp, extra: &[(&str, &str)], method: &str, params: Value) -> (u16, Value) {
+    rpc_declaring(t, json!({}), extra, method, params).await
+}
+
+/// `rpc` from a client declaring `capabilities` in the request's `_meta`.
+async fn rpc_declaring(
+    t: &TestApp,
+    capabilities: Value,
+    extra: &[(&str, &str)],
+    method: &str,
+    mut params: Value,
+) -> (u16, Value) {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
     });
     let mut req = t
         .http
@@ -192,7 +203,13 @@ async fn resources_are_describe_and_one_schema_per_entity() {
         list["result"]["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
     assert_eq!(
         uris,
-        ["a2app://describe", "a2app://describe/lists", "a2app://describe/members", "a2app://describe/cards"]
+        [
+            "a2app://describe",
+            "a2app://describe/lists",
+            "a2app://describe/members",
+            "a2app://describe/cards",
+            "ui://kanban/view"
+        ]
     );
     let (_, read) = rpc(&t, &[], "resources/read", json!({"uri": "a2app://describe/cards"})).await;
     let content = &read["result"]["contents"][0];
@@ -255,30 +272,16 @@ async fn bodies_are_bounded() {
 #[tokio::test]
 async fn the_legacy_era_has_initialize_and_sessions() {
     let t = TestApp::kanban().await;
-    let post = |body: Value, session: Option<&str>| {
-        let mut req = t
-            .http
-            .post(format!("{}/mcp", t.url))
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        if let Some(s) = session {
-            req = req.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
-        }
-        req.send()
-    };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
-    let resp = post(init, None).await.unwrap();
+    let resp = legacy_post(&t, init, None).await;
     assert_eq!(resp.status(), 200);
-    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    assert!(resp.headers().contains_key("mcp-session-id"));
     let body = resp.text().await.unwrap();
     assert!(body.contains("\"protocolVersion\":\"2025-11-25\"") && body.contains("a2app/kanban"), "{body}");
-    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post(done, Some(&session)).await.unwrap().status(), 202);
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    let body = post(list, Some(&session)).await.unwrap().text().await.unwrap();
-    assert!(body.contains("\"name\":\"describe\""), "{body}");
+    let session = legacy_session(&t, json!({})).await;
+    let list = legacy_call(&t, &session, "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"][0]["name"], "describe", "{list}");
 }
 
 #[tokio::test]
@@ -381,4 +384,137 @@ async fn params_that_do_not_fit_a_method_are_invalid_params() {
     assert_eq!((status, body["error"]["code"].as_i64()), (200, Some(-32602)), "{body}");
     let (status, body) = rpc(&t, &auth, "tools/nope", json!({})).await;
     assert_eq!((status, body["error"]["code"].as_i64()), (404, Some(-32601)), "{body}");
+}
+
+const UI: &str = "io.modelcontextprotocol/ui";
+const VIEW_MIME: &str = "text/html;profile=mcp-app";
+
+/// The tools naming a view, as `name → resourceUri`.
+fn linked(list: &Value) -> Vec<(String, String)> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| {
+            let uri = t["_meta"]["ui"]["resourceUri"].as_str()?;
+            assert_eq!(t["_meta"]["ui/resourceUri"], uri, "the older flat key names the same view");
+            Some((t["name"].as_str().unwrap().to_owned(), uri.to_owned()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_view_is_linked_only_for_hosts_that_declared_mcp_apps() {
+    let t = TestApp::kanban().await;
+    let view = "ui://kanban/view".to_owned();
+    let expected: Vec<(String, String)> = ["query", "get", "create", "update", "delete", "run_operation", "job_status"]
+        .iter()
+        .map(|n| (n.to_string(), view.clone()))
+        .collect();
+
+    // A host without the extension gets the compact list, byte for byte.
+    let (_, plain) = rpc(&t, &[], "tools/list", json!({})).await;
+    assert!(linked(&plain).is_empty());
+    assert!(!plain.to_string().contains("ui://"));
+
+    // 2026-07-28: the capability travels in each request's _meta.
+    let declared = json!({"extensions": {UI: {"mimeTypes": [VIEW_MIME]}}});
+    let (_, list) = rpc_declaring(&t, declared, &[], "tools/list", json!({})).await;
+    assert_eq!(linked(&list), expected);
+    let describe = &list["result"]["tools"][0];
+    assert_eq!(describe["name"], "describe");
+    assert!(describe.get("_meta").is_none(), "describe draws nothing: {describe}");
+    // The list otherwise is the plain one: the same tools, the same schemas.
+    let strip = |mut v: Value| {
+        for tool in v["result"]["tools"].as_array_mut().unwrap() {
+            tool.as_object_mut().unwrap().remove("_meta");
+        }
+        v
+    };
+    assert_eq!(strip(list), plain);
+
+    // A host that draws A2UI only is not sent an HTML view.
+    let a2ui = json!({"extensions": {UI: {"mimeTypes": ["application/a2ui+json"]}}});
+    let (_, list) = rpc_declaring(&t, a2ui, &[], "tools/list", json!({})).await;
+    assert!(linked(&list).is_empty());
+
+    // 2025-11-25: the capability is declared once, in initialize.
+    let session = legacy_session(&t, json!({"extensions": {UI: {}}})).await;
+    let list = legacy_call(&t, &session, "tools/list", json!({})).await;
+    assert_eq!(linked(&list), expected);
+    let session = legacy_session(&t, json!({})).await;
+    assert!(linked(&legacy_call(&t, &session, "tools/list", json!({})).await).is_empty());
+}
+
+#[tokio::test]
+async fn the_view_is_an_mcp_apps_resource_carrying_the_apps_model() {
+    let t = TestApp::kanban().await;
+    let (_, list) = rpc(&t, &[], "resources/list", json!({})).await;
+    let entry =
+        list["result"]["resources"].as_array().unwrap().iter().find(|r| r["uri"] == "ui://kanban/view").unwrap();
+    assert_eq!(entry["mimeType"], VIEW_MIME);
+    assert_eq!(entry["_meta"]["ui"], json!({"prefersBorder": true}));
+
+    let (status, read) = rpc(&t, &[], "resources/read", json!({"uri": "ui://kanban/view"})).await;
+    assert_eq!(status, 200);
+    let contents = read["result"]["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 1);
+    let page = &contents[0];
+    assert_eq!(page["uri"], "ui://kanban/view");
+    assert_eq!(page["mimeType"], VIEW_MIME);
+    // No csp: the page connects nowhere, so the host's default policy holds.
+    assert_eq!(page["_meta"]["ui"], json!({"prefersBorder": true}));
+    let html = page["text"].as_str().unwrap();
+    assert!(html.starts_with("<!doctype html>"), "{}", &html[..40]);
+    assert!(!html.contains("/*A2APP_MODEL*/"), "the model is filled in");
+    assert!(!html.contains("http://") && !html.contains("https://"), "the page names no address to load");
+
+    let start = html.find("const MODEL = ").unwrap() + "const MODEL = ".len();
+    let end = start + html[start..].find(";\n").unwrap();
+    let model: Value = serde_json::from_str(&html[start..end]).unwrap();
+    assert_eq!(model["app"], json!({"id": "kanban", "name": "Kanban Board"}));
+    assert_eq!(model["entities"].as_object().unwrap().keys().collect::<Vec<_>>(), ["lists", "members", "cards"]);
+    assert_eq!(model["entities"]["cards"]["label"], "title");
+    let fields = model["entities"]["cards"]["fields"].as_array().unwrap();
+    assert_eq!(fields.len(), 13);
+    assert_eq!(fields[0], json!(["title", "string", null]));
+    assert_eq!(fields[2], json!(["list", "ref", "lists"]));
+    assert_eq!(fields[7], json!(["assignees", "list<ref>", "members"]));
+
+    // The server says it has views.
+    let (_, discover) = rpc(&t, &[], "server/discover", json!({})).await;
+    assert_eq!(discover["result"]["capabilities"]["extensions"][UI], json!({}), "{discover}");
+}
+
+/// Opens a legacy (2025-11-25) session declaring `capabilities`.
+async fn legacy_session(t: &TestApp, capabilities: Value) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "test", "version": "1"}}});
+    let resp = legacy_post(t, init, None).await;
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(legacy_post(t, done, Some(&session)).await.status(), 202);
+    session
+}
+
+async fn legacy_post(t: &TestApp, body: Value, session: Option<&str>) -> reqwest::Response {
+    let mut req = t
+        .http
+        .post(format!("{}/mcp", t.url))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(s) = session {
+        req = req.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
+    }
+    req.send().await.unwrap()
+}
+
+/// One request in a legacy session; the answer comes as one SSE event.
+async fn legacy_call(t: &TestApp, session: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params});
+    let text = legacy_post(t, body, Some(session)).await.text().await.unwrap();
+    let data = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty()).unwrap();
+    serde_json::from_str(data).unwrap()
 }
