@@ -1,0 +1,210 @@
+// The app's MCP Apps view (`ui://kanban/view`) in a real host: the official
+// MCP TypeScript client (v2) talks to the real `agent-app serve`, declaring the
+// `io.modelcontextprotocol/ui` extension; the official ext-apps AppBridge mounts
+// the view in a sandboxed iframe under the extension's default CSP, in headless
+// Chromium; every call the view makes goes back through the host to the app.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startApp, launchBrowser, screenshotPath } from './lib.mjs';
+import { hostScript } from './mcp_apps_host.mjs';
+
+const PORT = 18494;
+const VIEW = 'ui://kanban/view';
+const MIME = 'text/html;profile=mcp-app';
+const UI = 'io.modelcontextprotocol/ui';
+const XSS = '<img src=x onerror="document.documentElement.dataset.pwned=1">';
+
+let app, client, context, page, html, todo;
+const errors = [];
+
+async function connect(mode, extensions) {
+  const c = new Client({ name: 'a2app-e2e-host', version: '1.0.0' },
+    { capabilities: { extensions }, versionNegotiation: { mode } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`),
+    { requestInit: { headers: { Authorization: `Bearer ${app.token}` } } });
+  await c.connect(transport);
+  return c;
+}
+
+async function tool(name, args) {
+  return client.callTool({ name, arguments: args });
+}
+
+async function create(entity, record) {
+  const r = await tool('create', { entity, record });
+  assert.notEqual(r.isError, true, JSON.stringify(r));
+  return r.structuredContent;
+}
+
+/** Mounts the view for one tool call and its result, as a host does after the call. */
+async function mount(name, args, result, theme = 'light') {
+  await page.evaluate((a) => window.mountView(a), { html, tool: name, args, result, theme });
+  return page.frameLocator('#view');
+}
+
+const texts = (locator) => locator.evaluateAll((els) => els.map((e) => e.textContent));
+
+before(async () => {
+  app = await startApp({ port: PORT });
+  client = await connect('auto', { [UI]: { mimeTypes: [MIME] } });
+  todo = (await create('lists', { name: 'To Do' })).id;
+  const done = (await create('lists', { name: 'Done' })).id;
+  for (let i = 1; i <= 25; i++) await create('cards', { title: `Card ${String(i).padStart(2, '0')}`, list: todo });
+  await create('cards', { title: XSS, list: todo, priority: 'high' });
+  await create('cards', { title: 'Old 1', list: done, done: true });
+  await create('cards', { title: 'Old 2', list: done, done: true });
+
+  context = await launchBrowser();
+  page = await context.newPage();
+  // Any script error in the host page or the view fails the last test.
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.exposeFunction('hostCallTool', (params) => client.callTool(params));
+  await page.setContent('<!doctype html><meta charset="utf-8"><title>host</title><div id="slot"></div>');
+  await page.addScriptTag({ content: await hostScript() });
+});
+
+after(async () => {
+  await context?.close();
+  await client?.close();
+  await app?.stop();
+});
+
+test('the record tools name the view, and the view is an MCP Apps resource', async () => {
+  const { tools } = await client.listTools();
+  const linked = tools.filter((t) => t._meta?.ui?.resourceUri === VIEW).map((t) => t.name);
+  assert.deepEqual(linked, ['query', 'get', 'create', 'update', 'delete', 'run_operation', 'job_status']);
+  assert.equal(tools.find((t) => t.name === 'describe')._meta, undefined);
+
+  const { resources } = await client.listResources();
+  const entry = resources.find((r) => r.uri === VIEW);
+  assert.equal(entry.mimeType, MIME);
+  const read = await client.readResource({ uri: VIEW });
+  assert.equal(read.contents.length, 1);
+  assert.equal(read.contents[0].mimeType, MIME);
+  assert.deepEqual(read.contents[0]._meta, { ui: { prefersBorder: true } });
+  html = read.contents[0].text;
+  assert.match(html, /^<!doctype html>/);
+
+  // A host that did not declare the extension, in the legacy era, gets no link.
+  const plain = await connect('legacy', undefined);
+  const plainTools = (await plain.listTools()).tools;
+  assert.equal(plainTools.filter((t) => t._meta?.ui).length, 0);
+  assert.equal(plainTools.length, tools.length);
+  await plain.close();
+  // The same host declaring it in initialize does.
+  const legacy = await connect('legacy', { [UI]: {} });
+  const legacyLinked = (await legacy.listTools()).tools.filter((t) => t._meta?.ui?.resourceUri === VIEW);
+  assert.equal(legacyLinked.length, 7);
+  await legacy.close();
+});
+
+test('a query is drawn as a table that pages, opens records and goes back through the host', async () => {
+  const args = { entity: 'cards', filter: `list = "${todo}"`, sort: 'title', perPage: 10, expand: 'list' };
+  const result = await tool('query', args);
+  assert.equal(result.structuredContent.totalItems, 26);
+  const view = await mount('query', args, result, 'dark');
+
+  const position = view.locator('[data-role=position]');
+  await position.waitFor();
+  assert.equal(await position.textContent(), 'Page 1 of 3');
+  assert.equal(await view.locator('h2').textContent(), 'cards · 26 records');
+  assert.deepEqual(await texts(view.locator('thead th')), ['title', 'description', 'list', 'due_date', 'due_day', 'priority']);
+  const rows = view.locator('tbody tr');
+  assert.equal(await rows.count(), 10);
+  // A title holding markup is text: no element was made of it, no script ran.
+  assert.deepEqual(await texts(rows.nth(0).locator('td')), [XSS, '', 'To Do', '', '', 'high']);
+  assert.equal(await view.locator('img').count(), 0);
+  assert.equal(await view.locator('html').getAttribute('data-pwned'), null);
+  assert.deepEqual(await texts(view.locator('tbody tr td:first-child')),
+    [XSS, 'Card 01', 'Card 02', 'Card 03', 'Card 04', 'Card 05', 'Card 06', 'Card 07', 'Card 08', 'Card 09']);
+  assert.equal(await view.locator('[data-role=previous]').isDisabled(), true);
+  assert.equal(await view.locator('html').getAttribute('data-theme'), 'dark');
+  await page.screenshot({ path: screenshotPath('mcp-apps-query.png') });
+
+  // Next: the view asks the host to call query again, one page on.
+  await view.locator('[data-role=next]').click();
+  await view.getByText('Page 2 of 3').waitFor();
+  assert.deepEqual(await page.evaluate(() => window.host.calls), [{ name: 'query', arguments: { ...args, page: 2 } }]);
+  assert.equal(await rows.nth(0).locator('td').nth(0).textContent(), 'Card 10');
+  await view.locator('[data-role=next]').click();
+  await view.getByText('Page 3 of 3').waitFor();
+  assert.deepEqual(await texts(view.locator('tbody tr td:first-child')),
+    ['Card 20', 'Card 21', 'Card 22', 'Card 23', 'Card 24', 'Card 25']);
+  assert.equal(await view.locator('[data-role=next]').isDisabled(), true);
+
+  // A row opens its record with get, keeping the query's expand.
+  await rows.filter({ hasText: 'Card 21' }).click();
+  const record = view.locator('[data-role=record]');
+  await record.waitFor();
+  const calls = await page.evaluate(() => window.host.calls);
+  assert.equal(calls.length, 3);
+  assert.equal(calls[2].name, 'get');
+  assert.equal(calls[2].arguments.expand, 'list');
+  const fields = Object.fromEntries(await record.locator('tr').evaluateAll((trs) =>
+    trs.map((tr) => [tr.querySelector('th').textContent, tr.querySelector('td').textContent])));
+  assert.equal(fields.title, 'Card 21');
+  assert.equal(fields.list, 'To Do');
+  assert.equal(fields.done, 'no');
+  assert.equal(fields.id, calls[2].arguments.id);
+  // Back shows the page it came from, without another call.
+  await view.locator('[data-role=back]').click();
+  await view.getByText('Page 3 of 3').waitFor();
+  assert.equal(await page.evaluate(() => window.host.calls.length), 3);
+
+  const sizes = await page.evaluate(() => window.host.sizes);
+  assert.ok(sizes.length >= 1 && sizes.at(-1).height > 0, JSON.stringify(sizes));
+});
+
+test('a write is drawn from its receipt, a refusal with every violation', async () => {
+  const args = { entity: 'cards', record: { title: 'Written by an agent', list: todo, priority: 'urgent' } };
+  const written = await tool('create', args);
+  let view = await mount('create', args, written);
+  const receipt = view.locator('[data-role=receipt]');
+  await receipt.waitFor();
+  assert.equal(await receipt.textContent(), written.content[0].text);
+  assert.equal(await receipt.count(), 1);
+  const record = view.locator('[data-role=record]');
+  assert.equal(await record.locator('tr', { hasText: 'priority' }).locator('td').textContent(), 'urgent');
+
+  const bad = { entity: 'cards', record: { title: 'x'.repeat(300), points: 150 } };
+  const refused = await tool('create', bad);
+  assert.equal(refused.isError, true);
+  const body = refused.structuredContent;
+  assert.equal(body.violations.length, 3, JSON.stringify(body));
+  view = await mount('create', bad, refused);
+  await view.locator('[data-role=error]').waitFor();
+  assert.equal(await view.locator('[data-role=code]').textContent(), body.code);
+  assert.deepEqual(await texts(view.locator('[data-role=violation] .code')),
+    body.violations.map((v) => `${v.field}: ${v.code}`));
+  assert.equal(await view.locator('[data-role=approve]').count(), 0);
+});
+
+test('a destructive operation is approved in the view by the person, then runs once', async () => {
+  const args = { name: 'clear_done', params: {} };
+  const asked = await tool('run_operation', args);
+  assert.equal(asked.isError, true);
+  assert.equal(asked.structuredContent.code, 'approval_required');
+  const key = asked.structuredContent.approvalKey;
+  const view = await mount('run_operation', args, asked);
+  await view.locator('[data-role=approve]').waitFor();
+  const before = await page.evaluate(() => window.host.calls.length);
+
+  await view.locator('[data-role=approve]').click();
+  const receipts = view.locator('[data-role=receipt]');
+  await receipts.first().waitFor();
+  const calls = await page.evaluate(() => window.host.calls);
+  assert.equal(calls.length, before + 1);
+  assert.deepEqual(calls.at(-1), { name: 'run_operation', arguments: { ...args, approvalKey: key } });
+  assert.equal(await receipts.count(), 2);
+  const said = await texts(receipts);
+  assert.ok(said.some((t) => t.includes('Old 1')) && said.some((t) => t.includes('Old 2')), said.join(' | '));
+
+  const left = await tool('query', { entity: 'cards', filter: 'done = true' });
+  assert.equal(left.structuredContent.totalItems, 0);
+});
+
+test('neither the host page nor the view logged an error', () => {
+  assert.deepEqual(errors, []);
+});
