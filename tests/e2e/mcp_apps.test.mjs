@@ -6,7 +6,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startApp, launchBrowser, screenshotPath } from './lib.mjs';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import path from 'node:path';
+import { REPO_ROOT, startApp, launchBrowser, screenshotPath, tempDir } from './lib.mjs';
 import { hostScript } from './mcp_apps_host.mjs';
 
 const PORT = 18494;
@@ -16,6 +18,13 @@ const UI = 'io.modelcontextprotocol/ui';
 const XSS = '<img src=x onerror="document.documentElement.dataset.pwned=1">';
 
 let app, client, context, page, html, todo;
+// Where the host sends the view's tool calls: the app's /mcp, or a gateway.
+let target;
+async function page_calls_to(c) {
+  target = c;
+  await page.evaluate(() => { window.host.calls = []; });
+}
+const page_calls = () => page.evaluate(() => window.host.calls);
 const errors = [];
 
 async function connect(mode, extensions) {
@@ -39,7 +48,11 @@ async function create(entity, record) {
 
 /** Mounts the view for one tool call and its result, as a host does after the call. */
 async function mount(name, args, result, theme = 'light') {
-  await page.evaluate((a) => window.mountView(a), { html, tool: name, args, result, theme });
+  return mountPage(html, name, args, result, theme);
+}
+
+async function mountPage(text, name, args, result, theme = 'light') {
+  await page.evaluate((a) => window.mountView(a), { html: text, tool: name, args, result, theme });
   return page.frameLocator('#view');
 }
 
@@ -48,6 +61,7 @@ const texts = (locator) => locator.evaluateAll((els) => els.map((e) => e.textCon
 before(async () => {
   app = await startApp({ port: PORT });
   client = await connect('auto', { [UI]: { mimeTypes: [MIME] } });
+  target = client;
   todo = (await create('lists', { name: 'To Do' })).id;
   const done = (await create('lists', { name: 'Done' })).id;
   for (let i = 1; i <= 25; i++) await create('cards', { title: `Card ${String(i).padStart(2, '0')}`, list: todo });
@@ -60,7 +74,7 @@ before(async () => {
   // Any script error in the host page or the view fails the last test.
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.exposeFunction('hostCallTool', (params) => client.callTool(params));
+  await page.exposeFunction('hostCallTool', (params) => target.callTool(params));
   await page.setContent('<!doctype html><meta charset="utf-8"><title>host</title><div id="slot"></div>');
   await page.addScriptTag({ content: await hostScript() });
 });
@@ -203,6 +217,52 @@ test('a destructive operation is approved in the view by the person, then runs o
 
   const left = await tool('query', { entity: 'cards', filter: 'done = true' });
   assert.equal(left.structuredContent.totalItems, 0);
+});
+
+test('the gateway (a2app mcp) serves the view, which learns the app describe through the host', async () => {
+  const bin = process.env.A2APP_BIN || path.join(REPO_ROOT, 'target', 'debug', 'agent-app');
+  const home = tempDir('gateway-home');
+  const gateway = new Client({ name: 'a2app-e2e-host', version: '1.0.0' },
+    { capabilities: { extensions: { [UI]: { mimeTypes: [MIME] } } }, versionNegotiation: { mode: 'legacy' } });
+  await gateway.connect(new StdioClientTransport({
+    command: path.join(path.dirname(bin), 'a2app'),
+    args: ['mcp', app.url],
+    env: { ...getDefaultEnvironment(), HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), A2APP_TOKEN: app.token },
+    stderr: 'ignore',
+  }));
+  try {
+    const GW_VIEW = 'ui://a2app-gateway/view';
+    const { tools } = await gateway.listTools();
+    assert.equal(tools.find((t) => t.name === 'query')._meta.ui.resourceUri, GW_VIEW);
+    const page = (await gateway.readResource({ uri: GW_VIEW })).contents[0];
+    assert.equal(page.mimeType, MIME);
+
+    // The view's calls go to the gateway now.
+    await page_calls_to(gateway);
+    const args = { app: app.url, entity: 'cards', filter: `list = "${todo}"`, sort: 'title', perPage: 10, expand: 'list' };
+    const result = await gateway.callTool({ name: 'query', arguments: args });
+    assert.equal(result.structuredContent.totalItems, 27);
+    const view = await mountPage(page.text, 'query', args, result);
+    await view.getByText('Page 1 of 3').waitFor();
+    // Its first call asked the app's describe, with the app the result came from.
+    assert.deepEqual(await page_calls(), [{ name: 'describe', arguments: { app: app.url } }]);
+    assert.deepEqual(await texts(view.locator('thead th')), ['title', 'description', 'list', 'due_date', 'due_day', 'priority']);
+    assert.deepEqual(await texts(view.locator('tbody tr').nth(1).locator('td')), ['Card 01', '', 'To Do', '', '', 'none']);
+
+    await view.locator('[data-role=next]').click();
+    await view.getByText('Page 2 of 3').waitFor();
+    await view.locator('tbody tr', { hasText: 'Card 12' }).click();
+    await view.locator('[data-role=record]').waitFor();
+    const calls = await page_calls();
+    assert.deepEqual(calls.map((c) => c.name), ['describe', 'query', 'get']);
+    assert.deepEqual(calls[1].arguments, { ...args, page: 2 });
+    assert.equal(calls[2].arguments.app, app.url);
+    assert.equal(calls[2].arguments.expand, 'list');
+    assert.equal(await view.locator('[data-role=record] tr', { hasText: 'title' }).locator('td').textContent(), 'Card 12');
+  } finally {
+    await page_calls_to(client);
+    await gateway.close();
+  }
 });
 
 test('neither the host page nor the view logged an error', () => {

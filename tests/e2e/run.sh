@@ -23,7 +23,7 @@ if ! cmp -s package-lock.json node_modules/.a2app-lock 2>/dev/null; then
 fi
 
 if [[ -z "${A2APP_BIN:-}" ]]; then
-  (cd ../.. && cargo build --bin agent-app --quiet)
+  (cd ../.. && cargo build --bin agent-app --bin a2app --quiet)
 fi
 
 files=("$@")

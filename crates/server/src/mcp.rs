@@ -122,8 +122,7 @@ impl ServerHandler for Handler {
         let config = &self.state.app.definition.config;
         let mut capabilities =
             ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().enable_logging().build();
-        // The MCP Apps extension: this server has a view (`view`).
-        capabilities.extensions = Some([(view::EXTENSION.to_owned(), Default::default())].into());
+        view::declare(&mut capabilities);
         let mut info =
             Implementation::new(server_name(&self.state.app), env!("CARGO_PKG_VERSION")).with_title(&config.name);
         if !config.description.is_empty() {
@@ -139,7 +138,7 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut list = tools::list(&self.state.app);
         if view::supported(ctx.client_capabilities().as_ref()) {
-            view::link(&self.state.app, &mut list);
+            view::link(&view::uri(&self.state.app), &mut list);
         }
         Ok(ListToolsResult::with_all_items(list).with_ttl_ms(0).with_cache_scope(CacheScope::Private))
     }

@@ -29,9 +29,10 @@ use a2app_client::config::ConfigDir;
 use a2app_client::pins::Pin;
 use a2app_client::registry;
 use a2app_client::session::{self, Session};
+use a2app_server::mcp::view;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -161,9 +162,14 @@ fn origin(url: &str) -> Option<String> {
     }
 }
 
+/// The gateway's MCP Apps view: the apps' own page, which learns each app's
+/// describe by calling `describe` with the result's `app` (`server::mcp::view`).
+const VIEW: &str = "ui://a2app-gateway/view";
+
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().enable_resources().build();
+        view::declare(&mut capabilities);
         let info = Implementation::new("a2app-gateway", env!("CARGO_PKG_VERSION")).with_title("a2app gateway");
         ServerConfig::new(capabilities).with_server_info(info).with_instructions(tools::INSTRUCTIONS)
     }
@@ -171,10 +177,37 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         // The list is the same for every app and every run: hosts may keep it.
-        Ok(ListToolsResult::with_all_items(tools::list()).with_ttl_ms(0).with_cache_scope(CacheScope::Public))
+        let mut list = tools::list();
+        if view::supported(ctx.client_capabilities().as_ref()) {
+            view::link(VIEW, &mut list);
+        }
+        Ok(ListToolsResult::with_all_items(list).with_ttl_ms(0).with_cache_scope(CacheScope::Public))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resource = view::resource(VIEW.to_owned(), "a2app gateway: view".to_owned());
+        Ok(ListResourcesResult::with_all_items(vec![resource]).with_ttl_ms(0).with_cache_scope(CacheScope::Public))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != VIEW {
+            return Err(ErrorData::invalid_params(
+                format!("no resource {}; resources/list names them", request.uri),
+                Some(json!({ "uri": request.uri })),
+            ));
+        }
+        Ok(ReadResourceResponse::Complete(view::contents(VIEW.to_owned(), &json!({ "gateway": true }))))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

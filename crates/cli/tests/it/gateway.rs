@@ -589,10 +589,15 @@ fn a_2026_host_that_can_ask_gets_an_input_required_question_and_repeats_the_call
 
 /// A legacy gateway whose host declared form elicitation.
 fn asking_host(home: &Home, args: &[&str], envs: &[(&str, &str)]) -> Gateway {
+    host_declaring(home, args, envs, json!({"elicitation": {}}))
+}
+
+/// A legacy host declaring `capabilities` in initialize.
+fn host_declaring(home: &Home, args: &[&str], envs: &[(&str, &str)], capabilities: Value) -> Gateway {
     let mut gw = Gateway::start(home, args, envs);
     let init = gw.request(
         "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "it", "version": "1"}}),
+        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "it", "version": "1"}}),
     );
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
     gw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -949,4 +954,59 @@ fn random_tool_calls_end_with_a_documented_code() {
     stored.sort_unstable();
     lists.sort_unstable();
     assert_eq!(stored, lists, "seed {seed}");
+}
+
+const UI: &str = "io.modelcontextprotocol/ui";
+
+/// The tools naming a view, as `name → resourceUri`.
+fn linked(list: &Value) -> Vec<(String, String)> {
+    let tools = list["result"]["tools"].as_array().unwrap();
+    tools
+        .iter()
+        .filter_map(|t| Some((t["name"].as_str()?.to_owned(), t["_meta"]["ui"]["resourceUri"].as_str()?.to_owned())))
+        .collect()
+}
+
+/// The gateway serves the apps' own MCP Apps page, which asks each app's
+/// describe through the host, and links it only for hosts that draw views.
+#[test]
+fn a_host_that_draws_views_gets_the_view_linked_from_the_record_tools() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    const VIEW: &str = "ui://a2app-gateway/view";
+    let mut gw =
+        host_declaring(&home, &[], &[], json!({"extensions": {UI: {"mimeTypes": ["text/html;profile=mcp-app"]}}}));
+    let list = gw.request("tools/list", json!({}));
+    let expected: Vec<(String, String)> = ["query", "get", "create", "update", "delete", "run_operation", "job_status"]
+        .iter()
+        .map(|n| (n.to_string(), VIEW.to_owned()))
+        .collect();
+    assert_eq!(linked(&list), expected);
+
+    let resources = gw.request("resources/list", json!({}));
+    let listed = resources["result"]["resources"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{resources}");
+    assert_eq!(listed[0]["uri"], VIEW);
+    assert_eq!(listed[0]["mimeType"], "text/html;profile=mcp-app");
+    let read = gw.request("resources/read", json!({"uri": VIEW}));
+    let page = &read["result"]["contents"][0];
+    assert_eq!(page["mimeType"], "text/html;profile=mcp-app");
+    assert!(page["text"].as_str().unwrap().contains("const MODEL = {\"gateway\":true};"), "{read}");
+    let other = gw.request("resources/read", json!({"uri": "ui://kanban/view"}));
+    assert_eq!(other["error"]["code"], -32602, "{other}");
+
+    // The view's describe call, as it makes it through the host.
+    let described = gw.ok("describe", json!({"app": "kanban"}));
+    assert_eq!(described["entities"]["cards"]["label"], "title");
+
+    // A host that does not draw views gets the plain list.
+    let mut plain = Gateway::legacy(&home, &[], &[]);
+    let list = plain.request("tools/list", json!({}));
+    assert!(linked(&list).is_empty());
+    assert!(!list.to_string().contains("ui://"));
+    let init = Gateway::start(&home, &[], &[]).request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["capabilities"]["extensions"][UI], json!({}), "{init}");
 }

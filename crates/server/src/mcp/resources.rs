@@ -31,7 +31,7 @@ pub fn list(app: &App) -> Vec<Resource> {
                 .with_mime_type(JSON),
         );
     }
-    out.push(super::view::resource(app));
+    out.push(super::view::resource(super::view::uri(app), format!("{name}: view")));
     out
 }
 

@@ -2,9 +2,10 @@
 //! `ui://` HTML resource that a host draws beside the record tools' results.
 //!
 //! The view is data, not a second UI to keep in step: a fixed page
-//! (`view.html`, plain DOM code, no framework, no network) plus the part of
-//! describe it needs to name things (entity and field names, types, each
-//! entity's label field), generated on every read like describe itself. It
+//! (`view.html`, plain DOM code, no framework, no network) plus the app's
+//! describe, from which it takes entity and field names, types and each
+//! entity's label field. The `a2app mcp` gateway serves the same page, which
+//! then asks for each app's describe through its host. It
 //! talks only to its host, over `postMessage` JSON-RPC: it is handed a tool's
 //! input and result, and pages, opens a record or approves an operation by
 //! asking the host to call this app's tools, so every read and write it causes
@@ -15,8 +16,11 @@
 
 use a2app_core::App;
 use rmcp::ErrorData;
-use rmcp::model::{CacheScope, ClientCapabilities, MetaObject, ReadResourceResult, Resource, ResourceContents, Tool};
-use serde_json::{Map, Value, json};
+use rmcp::model::{
+    CacheScope, ClientCapabilities, MetaObject, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    Tool,
+};
+use serde_json::{Value, json};
 
 /// The extension's id in capability maps.
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
@@ -47,10 +51,14 @@ pub fn supported(capabilities: Option<&ClientCapabilities>) -> bool {
     }
 }
 
-/// Names the view in the `_meta.ui` of the tools it draws (and in the older
-/// flat key hosts of the first release read).
-pub fn link(app: &App, tools: &mut [Tool]) {
-    let uri = uri(app);
+/// The capabilities entry that says a server has views.
+pub fn declare(capabilities: &mut ServerCapabilities) {
+    capabilities.extensions.get_or_insert_with(Default::default).insert(EXTENSION.to_owned(), Default::default());
+}
+
+/// Names the view `uri` in the `_meta.ui` of the tools it draws (and in the
+/// older flat key hosts of the first release read).
+pub fn link(uri: &str, tools: &mut [Tool]) {
     for tool in tools.iter_mut().filter(|t| LINKED.contains(&t.name.as_ref())) {
         let meta = tool.meta.get_or_insert_with(MetaObject::new);
         meta.0.insert("ui".into(), json!({ "resourceUri": uri }));
@@ -58,12 +66,11 @@ pub fn link(app: &App, tools: &mut [Tool]) {
     }
 }
 
-/// The view's entry in `resources/list`.
-pub fn resource(app: &App) -> Resource {
-    let name = &app.definition.config.name;
-    let mut resource = Resource::new(uri(app), "view")
-        .with_title(format!("{name}: view"))
-        .with_description("Draws this app's lists, records, receipts, jobs and errors for the person (MCP Apps).")
+/// A view's entry in `resources/list`.
+pub fn resource(uri: String, title: String) -> Resource {
+    let mut resource = Resource::new(uri, "view")
+        .with_title(title)
+        .with_description("Draws lists, records, receipts, jobs and errors for the person (MCP Apps).")
         .with_mime_type(MIME);
     resource.meta = Some(ui_meta());
     resource
@@ -78,42 +85,23 @@ fn ui_meta() -> MetaObject {
     meta
 }
 
-/// The page with the app's model in it.
-pub fn read(app: &App) -> Result<ReadResourceResult, ErrorData> {
-    let text = PAGE.replacen(SLOT, &script_json(&model(app)), 1);
-    let contents = ResourceContents::TextResourceContents {
-        uri: uri(app),
-        mime_type: Some(MIME.into()),
-        text,
-        meta: Some(ui_meta()),
-    };
-    Ok(ReadResourceResult::new(vec![contents]).with_ttl_ms(0).with_cache_scope(CacheScope::Private))
+/// `resources/read` of a view: the page with `model` in it. The model is
+/// `{"describe": <the app's describe>}` for an app's own view, or
+/// `{"gateway": true}` for a view that learns each app's describe by calling
+/// the `describe` tool with the result's `app` (the `a2app mcp` gateway).
+pub fn contents(uri: String, model: &Value) -> ReadResourceResult {
+    let text = PAGE.replacen(SLOT, &script_json(model), 1);
+    let contents =
+        ResourceContents::TextResourceContents { uri, mime_type: Some(MIME.into()), text, meta: Some(ui_meta()) };
+    ReadResourceResult::new(vec![contents]).with_ttl_ms(0).with_cache_scope(CacheScope::Private)
 }
 
-/// What the page needs of describe: the app's name, and per entity its label
-/// field and its fields in schema order as `[name, type, target]`.
-fn model(app: &App) -> Value {
-    let def = &app.definition;
-    let entities: Map<String, Value> = def
-        .schema
-        .entities
-        .iter()
-        .map(|(name, entity)| {
-            let fields: Vec<Value> = entity
-                .fields
-                .iter()
-                .map(|(field, f)| {
-                    let kind = serde_json::to_value(f).ok();
-                    let kind = kind.as_ref();
-                    let type_name = kind.and_then(|k| k.get("type")).cloned().unwrap_or(Value::Null);
-                    let target = kind.and_then(|k| k.get("entity")).cloned().unwrap_or(Value::Null);
-                    json!([field, type_name, target])
-                })
-                .collect();
-            (name.clone(), json!({ "label": entity.label, "fields": fields }))
-        })
-        .collect();
-    json!({ "app": { "id": def.config.id, "name": def.config.name }, "entities": entities })
+/// The app's own view: describe is in the page, read on every call so the
+/// view follows the schema as describe does.
+pub fn read(app: &App) -> Result<ReadResourceResult, ErrorData> {
+    let describe =
+        serde_json::to_value(a2app_core::describe::describe(app)).map_err(|e| super::internal(&e.to_string()))?;
+    Ok(contents(uri(app), &json!({ "describe": describe })))
 }
 
 /// JSON safe inside a `<script>` element: `<`, `>` and `&` escaped, so no
