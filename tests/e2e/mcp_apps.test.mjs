@@ -203,6 +203,8 @@ test('a destructive operation is approved in the view by the person, then runs o
   const key = asked.structuredContent.approvalKey;
   const view = await mount('run_operation', args, asked);
   await view.locator('[data-role=approve]').waitFor();
+  // The person is shown what the key is bound to: the operation and its params.
+  assert.equal(await view.locator('[data-role=approval]').textContent(), 'Run clear_done (no params)?');
   const before = await page.evaluate(() => window.host.calls.length);
 
   await view.locator('[data-role=approve]').click();

@@ -26,9 +26,11 @@ use serde_json::{Value, json};
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 /// The MIME type of an MCP Apps view.
 pub const MIME: &str = "text/html;profile=mcp-app";
-/// The tools whose results the view draws: lists, records, receipts, jobs and
-/// their errors. `describe` answers a model-facing document and keeps none.
-const LINKED: &[&str] = &["query", "get", "create", "update", "delete", "run_operation", "job_status"];
+/// The tools whose results are not for the person's eyes: `describe` answers
+/// a document for the model, and the gateway's `apps` and `whoami` a list and
+/// a credential summary. Every other tool (the record tools, `run_operation`,
+/// `job_status`, and in `full` mode each operation's own tool) is drawn.
+const UNLINKED: &[&str] = &["describe", "apps", "whoami"];
 
 const PAGE: &str = include_str!("view.html");
 /// Where the app's model goes into the page.
@@ -59,7 +61,7 @@ pub fn declare(capabilities: &mut ServerCapabilities) {
 /// Names the view `uri` in the `_meta.ui` of the tools it draws (and in the
 /// older flat key hosts of the first release read).
 pub fn link(uri: &str, tools: &mut [Tool]) {
-    for tool in tools.iter_mut().filter(|t| LINKED.contains(&t.name.as_ref())) {
+    for tool in tools.iter_mut().filter(|t| !UNLINKED.contains(&t.name.as_ref())) {
         let meta = tool.meta.get_or_insert_with(MetaObject::new);
         meta.0.insert("ui".into(), json!({ "resourceUri": uri }));
         meta.0.insert("ui/resourceUri".into(), json!(uri));

@@ -362,6 +362,13 @@ async fn full_mode_adds_one_typed_tool_per_operation() {
     assert_eq!(page["isError"], false, "{page}");
     let first = tool(&t, "clear_done", json!({})).await;
     assert_eq!(first["structuredContent"]["code"], "approval_required");
+
+    // A host drawing views gets each operation's tool linked to the view too.
+    let declared = json!({"extensions": {UI: {}}});
+    let (_, list) = rpc_declaring(&t, declared, &[], "tools/list", json!({})).await;
+    let drawn: Vec<String> = linked(&list).into_iter().map(|(name, _)| name).collect();
+    assert_eq!(drawn.len(), names(&list).len() - 1, "every tool but describe");
+    assert_eq!(drawn[7..], ["move_card", "complete_card", "cards_in_list", "clear_done", "export_board"]);
 }
 
 /// Params that do not fit a method served here are invalid params (200 and
