@@ -169,6 +169,29 @@ test('a query is drawn as a table that pages, opens records and goes back throug
 
   const sizes = await page.evaluate(() => window.host.sizes);
   assert.ok(sizes.length >= 1 && sizes.at(-1).height > 0, JSON.stringify(sizes));
+
+  // A host echoing the view's own call (tool-input, tool-result) does not
+  // draw it twice: one Back from the record is the list again.
+  await page.evaluate(() => { window.host.echo = true; });
+  await rows.filter({ hasText: 'Card 22' }).click();
+  await view.locator('[data-role=record]').waitFor();
+  await view.locator('[data-role=back]').click();
+  await view.getByText('Page 3 of 3').waitFor();
+  assert.equal(await view.locator('[data-role=record]').count(), 0);
+  await page.evaluate(() => { window.host.echo = false; });
+
+  // After the view's own calls, a new call by the host is paged with the
+  // host's tool (query), not the view's last one (get).
+  const again = { entity: 'cards', sort: 'title', perPage: 5 };
+  const fresh = await tool('query', again);
+  await page.evaluate(async ({ a, r }) => {
+    await window.host.bridge.sendToolInput({ arguments: a });
+    await window.host.bridge.sendToolResult(r);
+  }, { a: again, r: fresh });
+  await view.getByText('Page 1 of 6').waitFor();
+  await view.locator('[data-role=next]').click();
+  await view.getByText('Page 2 of 6').waitFor();
+  assert.deepEqual((await page.evaluate(() => window.host.calls)).at(-1), { name: 'query', arguments: { ...again, page: 2 } });
 });
 
 test('a write is drawn from its receipt, a refusal with every violation', async () => {
@@ -203,8 +226,10 @@ test('a destructive operation is approved in the view by the person, then runs o
   const key = asked.structuredContent.approvalKey;
   const view = await mount('run_operation', args, asked);
   await view.locator('[data-role=approve]').waitFor();
-  // The person is shown what the key is bound to: the operation and its params.
+  // The person is shown what the key is bound to: the operation and its params,
+  // not the message meant for the agent (which names the key).
   assert.equal(await view.locator('[data-role=approval]').textContent(), 'Run clear_done (no params)?');
+  assert.ok(!(await view.locator('body').textContent()).includes(key));
   const before = await page.evaluate(() => window.host.calls.length);
 
   await view.locator('[data-role=approve]').click();
@@ -216,6 +241,10 @@ test('a destructive operation is approved in the view by the person, then runs o
   assert.equal(await receipts.count(), 2);
   const said = await texts(receipts);
   assert.ok(said.some((t) => t.includes('Old 1')) && said.some((t) => t.includes('Old 2')), said.join(' | '));
+  // Back to the question: the key is spent, so no second approval is offered.
+  await view.locator('[data-role=back]').click();
+  await view.locator('[data-role=approved]').waitFor();
+  assert.equal(await view.locator('[data-role=approve]').count(), 0);
 
   const left = await tool('query', { entity: 'cards', filter: 'done = true' });
   assert.equal(left.structuredContent.totalItems, 0);

@@ -15,7 +15,7 @@ import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/
 const CSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
   "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'self'";
 
-window.host = { calls: [], sizes: [], initialized: false };
+window.host = { calls: [], sizes: [], initialized: false, echo: false };
 
 window.mountView = async ({ html, tool, args, result, theme }) => {
   // One view at a time: the last one's bridge stops listening as it goes.
@@ -33,7 +33,13 @@ window.mountView = async ({ html, tool, args, result, theme }) => {
     { hostContext: { theme, toolInfo: { tool: { name: tool, inputSchema: { type: 'object' } } } } });
   bridge.oncalltool = async (params) => {
     window.host.calls.push(params);
-    return window.hostCallTool(params);
+    const result = await window.hostCallTool(params);
+    // Some hosts also announce a call the view made as tool-input and tool-result.
+    if (window.host.echo) {
+      await bridge.sendToolInput({ arguments: params.arguments });
+      await bridge.sendToolResult(result);
+    }
+    return result;
   };
   bridge.onsizechange = (size) => { window.host.sizes.push(size); };
   const ready = new Promise((resolve) => { bridge.oninitialized = resolve; });
