@@ -68,6 +68,15 @@ error_codes! {
     MethodNotAllowed = ("method_not_allowed", 405),
     InvalidFilter = ("invalid_filter", 400),
     InvalidQuery = ("invalid_query", 400),
+    // A2UI surfaces: messages checked against the catalog the app draws.
+    UnknownSurface = ("unknown_surface", 404),
+    UnknownComponent = ("unknown_component", 400),
+    UnknownProperty = ("unknown_property", 400),
+    InvalidProperty = ("invalid_property", 400),
+    DanglingReference = ("dangling_reference", 400),
+    WrongCatalog = ("wrong_catalog", 400),
+    RefusedFunction = ("refused_function", 400),
+    UnknownAction = ("unknown_action", 400),
     // Who may do what.
     ForbiddenOrigin = ("forbidden_origin", 403),
     ForbiddenHost = ("forbidden_host", 403),
