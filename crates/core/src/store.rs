@@ -127,6 +127,16 @@ pub trait Store: Send + Sync + 'static {
     /// Appends an audit entry that is not a record write (an operation run).
     fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError>;
 
+    /// Applies checked A2UI messages to the surfaces they name, all or
+    /// nothing, in one writer task (durable when this returns).
+    fn render_surfaces(&self, messages: &[a2app_a2ui::Message], now: &str) -> Result<Rendered, StoreError>;
+
+    /// One surface's state, if it exists.
+    fn surface(&self, id: &str) -> Result<Option<a2app_a2ui::Surface>, StoreError>;
+
+    /// Every surface's id and when it last changed, newest first.
+    fn surfaces(&self) -> Result<Vec<(String, String)>, StoreError>;
+
     /// Stores a new approval key (durable when this returns). Expired keys
     /// are dropped first; past `max` pending keys, the ones expiring soonest go.
     fn issue_approval(&self, approval: &Approval, now: &str, max: usize) -> Result<(), StoreError>;
@@ -135,6 +145,10 @@ pub trait Store: Send + Sync + 'static {
     /// if [`Approval::admits`] the call and it is unexpired at `now`.
     fn spend_approval(&self, key: &str, call: &ApprovedCall, now: &str) -> Result<Result<(), Refusal>, StoreError>;
 }
+
+/// What rendering answers: each touched surface's id and state (`None`:
+/// deleted), or every problem of the batch.
+pub type Rendered = Result<Vec<(String, Option<a2app_a2ui::Surface>)>, Vec<protocol::Violation>>;
 
 /// A person's approval of one call of a destructive operation, bound to who
 /// asked (what the caller proved, not a self-asserted name), the operation and

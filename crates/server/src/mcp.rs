@@ -138,6 +138,7 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut list = tools::list(&self.state.app);
         if view::supported(ctx.client_capabilities().as_ref()) {
+            list.push(tools::show_tool());
             view::link(&view::uri(&self.state.app), &mut list);
         }
         Ok(ListToolsResult::with_all_items(list).with_ttl_ms(0).with_cache_scope(CacheScope::Private))

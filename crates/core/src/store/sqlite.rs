@@ -11,12 +11,13 @@ mod migrate;
 pub mod query;
 pub(crate) use migrate::index_name;
 mod row;
+mod surfaces;
 mod users;
 mod writer;
 
 use crate::store::{
-    AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, Pending, QueryContext, Row, Store, StoreError, Write,
-    WriteKind, Written,
+    AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, Pending, QueryContext, Rendered, Row, Store,
+    StoreError, Write, WriteKind, Written,
 };
 use protocol::schema::{Entity, FieldType, Schema};
 use protocol::{ErrorCode, Violation};
@@ -537,6 +538,19 @@ impl Store for SqliteStore {
     fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError> {
         let receipt = receipt.clone();
         self.on_writer(move |conn| jobs::audit(conn, &receipt))
+    }
+
+    fn render_surfaces(&self, messages: &[a2app_a2ui::Message], now: &str) -> Result<Rendered, StoreError> {
+        let (messages, now) = (messages.to_vec(), now.to_owned());
+        self.on_writer(move |conn| surfaces::render(conn, &messages, &now))
+    }
+
+    fn surface(&self, id: &str) -> Result<Option<a2app_a2ui::Surface>, StoreError> {
+        surfaces::get(&*self.reader()?, id)
+    }
+
+    fn surfaces(&self) -> Result<Vec<(String, String)>, StoreError> {
+        surfaces::list(&*self.reader()?)
     }
 
     fn issue_approval(&self, approval: &crate::store::Approval, now: &str, max: usize) -> Result<(), StoreError> {

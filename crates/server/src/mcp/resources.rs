@@ -9,6 +9,8 @@ use serde_json::json;
 
 /// The whole describe document.
 pub const DESCRIBE: &str = "a2app://describe";
+/// The A2UI catalog the view draws (`show`).
+pub const CATALOG: &str = "a2app://a2ui/catalog";
 /// One entity's part of describe: `a2app://describe/cards`.
 pub const ENTITY_PREFIX: &str = "a2app://describe/";
 
@@ -31,6 +33,12 @@ pub fn list(app: &App) -> Vec<Resource> {
                 .with_mime_type(JSON),
         );
     }
+    out.push(
+        Resource::new(CATALOG, "a2ui catalog")
+            .with_title(format!("{name}: A2UI catalog"))
+            .with_description("The components a surface may hold (show), with their properties.")
+            .with_mime_type(JSON),
+    );
     out.push(super::view::resource(super::view::uri(app), format!("{name}: view")));
     out
 }
@@ -40,7 +48,9 @@ pub fn read(app: &App, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     if uri == super::view::uri(app) {
         return super::view::read(app);
     }
-    let value = if uri == DESCRIBE {
+    let value = if uri == CATALOG {
+        a2app_a2ui::catalog::document()
+    } else if uri == DESCRIBE {
         serde_json::to_value(a2app_core::describe::describe(app)).map_err(|e| super::internal(&e.to_string()))?
     } else if let Some(entity) = uri.strip_prefix(ENTITY_PREFIX)
         && app.definition.schema.entities.contains_key(entity)

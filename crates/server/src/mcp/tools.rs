@@ -157,6 +157,28 @@ pub fn compact() -> Vec<Value> {
     ]
 }
 
+/// `show`: A2UI surfaces, for hosts that draw this app's view (the only
+/// place a surface is drawn), so other hosts' lists keep their size.
+pub fn show_tool() -> Tool {
+    let def = json!({
+        "name": "show",
+        "description": format!(
+            "Show the person an A2UI v1.0 surface in this app's view (a form, a list, cards, an approval), or read one back. \
+             messages: createSurface, updateComponents, updateDataModel, deleteSurface; catalog {} with Text, Row, Column, List, \
+             Card, Divider, Button, TextField, CheckBox, ChoicePicker, DateTimeInput (a2app://a2ui/catalog has their properties). \
+             A Button's action is {{event: {{name: one of this app's tools, context: its arguments, values or {{path}}}}}}; \
+             it runs when the person presses it and confirms. surfaceId alone: that surface and what the person entered.",
+            a2app_a2ui::CATALOG_ID
+        ),
+        "inputSchema": schema(json!({
+            "messages": {"type": "array", "items": {"type": "object"}, "description": "A2UI v1.0 messages, applied all or nothing."},
+            "surfaceId": {"type": "string", "description": "Read this surface back."},
+        }), &[]),
+        "annotations": annotations("Show a surface", false, false, true),
+    });
+    serde_json::from_value(def).unwrap_or_else(|_| Tool::new("show", "", Map::new()))
+}
+
 /// `run_operation` and `job_status`, listed only when the app has operations;
 /// in `full` mode also one typed tool per operation (name = the operation's
 /// name, parameters from `operations.json`).
@@ -257,6 +279,7 @@ pub(crate) async fn call(
         "query" => query(app, origin.caller, &args).await,
         "get" => get(app, origin.caller, &args).await,
         "create" | "update" | "delete" => write(state, origin, name, &args).await,
+        "show" => show(state, origin, &args).await,
         "run_operation" | "job_status" if !app.definition.operations.is_empty() => {
             operation(state, origin, name, &args).await
         }
@@ -398,6 +421,36 @@ async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, 
     };
     let text = stored.get("_receipt").and_then(|r| r.get("text")).and_then(Value::as_str).map(str::to_owned);
     Ok(Answer { value: Value::Object(stored), text })
+}
+
+/// `show`: renders messages (a write: the agent token) or reads a surface.
+async fn show(state: &State, origin: &Call<'_>, args: &Map<String, Value>) -> Result<Answer, Error> {
+    let app = &state.app;
+    let surfaces = match (args.get("messages"), text(args, "surfaceId")?) {
+        (Some(batch), _) => {
+            crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+            a2app_core::surfaces::render(app, batch).await?
+        }
+        (None, Some(id)) => vec![a2app_core::surfaces::get(app, &id).await?],
+        (None, None) => {
+            let listed = a2app_core::surfaces::list(app).await?;
+            let text = format!("{} surfaces; show {{surfaceId}} reads one.", listed.len());
+            return Ok(Answer { value: json!({ "surfaces": listed }), text: Some(text) });
+        }
+    };
+    let said: Vec<String> = surfaces
+        .iter()
+        .map(|m| match m.get("createSurface") {
+            Some(c) => format!(
+                "{} ({} components) is shown to the person",
+                c["surfaceId"].as_str().unwrap_or_default(),
+                c["components"].as_array().map_or(0, Vec::len)
+            ),
+            None => format!("{} is gone", m["deleteSurface"]["surfaceId"].as_str().unwrap_or_default()),
+        })
+        .collect();
+    let text = format!("{}. Read what the person entered with show {{surfaceId}}.", said.join("; "));
+    Ok(Answer { value: json!({ "catalogId": a2app_a2ui::CATALOG_ID, "surfaces": surfaces }), text: Some(text) })
 }
 
 /// `run_operation` and `job_status`.

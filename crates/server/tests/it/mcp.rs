@@ -208,6 +208,7 @@ async fn resources_are_describe_and_one_schema_per_entity() {
             "a2app://describe/lists",
             "a2app://describe/members",
             "a2app://describe/cards",
+            "a2app://a2ui/catalog",
             "ui://kanban/view"
         ]
     );
@@ -368,7 +369,7 @@ async fn full_mode_adds_one_typed_tool_per_operation() {
     let (_, list) = rpc_declaring(&t, declared, &[], "tools/list", json!({})).await;
     let drawn: Vec<String> = linked(&list).into_iter().map(|(name, _)| name).collect();
     assert_eq!(drawn.len(), names(&list).len() - 1, "every tool but describe");
-    assert_eq!(drawn[7..], ["move_card", "complete_card", "cards_in_list", "clear_done", "export_board"]);
+    assert_eq!(drawn[7..], ["move_card", "complete_card", "cards_in_list", "clear_done", "export_board", "show"]);
 }
 
 /// Params that do not fit a method served here are invalid params (200 and
@@ -414,10 +415,11 @@ fn linked(list: &Value) -> Vec<(String, String)> {
 async fn the_view_is_linked_only_for_hosts_that_declared_mcp_apps() {
     let t = TestApp::kanban().await;
     let view = "ui://kanban/view".to_owned();
-    let expected: Vec<(String, String)> = ["query", "get", "create", "update", "delete", "run_operation", "job_status"]
-        .iter()
-        .map(|n| (n.to_string(), view.clone()))
-        .collect();
+    let expected: Vec<(String, String)> =
+        ["query", "get", "create", "update", "delete", "run_operation", "job_status", "show"]
+            .iter()
+            .map(|n| (n.to_string(), view.clone()))
+            .collect();
 
     // A host without the extension gets the compact list, byte for byte.
     let (_, plain) = rpc(&t, &[], "tools/list", json!({})).await;
@@ -431,9 +433,11 @@ async fn the_view_is_linked_only_for_hosts_that_declared_mcp_apps() {
     let describe = &list["result"]["tools"][0];
     assert_eq!(describe["name"], "describe");
     assert!(describe.get("_meta").is_none(), "describe draws nothing: {describe}");
-    // The list otherwise is the plain one: the same tools, the same schemas.
+    // The list is otherwise the plain one plus show: the same tools, the same schemas.
     let strip = |mut v: Value| {
-        for tool in v["result"]["tools"].as_array_mut().unwrap() {
+        let tools = v["result"]["tools"].as_array_mut().unwrap();
+        assert_eq!(tools.pop().unwrap()["name"], "show");
+        for tool in tools {
             tool.as_object_mut().unwrap().remove("_meta");
         }
         v
@@ -524,4 +528,99 @@ async fn legacy_call(t: &TestApp, session: &str, method: &str, params: Value) ->
     let text = legacy_post(t, body, Some(session)).await.text().await.unwrap();
     let data = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty()).unwrap();
     serde_json::from_str(data).unwrap()
+}
+
+/// A host that draws the view, in the 2026-07-28 era.
+async fn ui_tool(t: &TestApp, name: &str, arguments: Value, token: bool) -> Value {
+    let bearer = format!("Bearer {}", t.token);
+    let extra: &[(&str, &str)] = if token { &[("authorization", &bearer)] } else { &[] };
+    let declared = json!({"extensions": {UI: {}}});
+    let params = json!({"name": name, "arguments": arguments});
+    let (status, body) = rpc_declaring(t, declared, extra, "tools/call", params).await;
+    assert_eq!(status, 200, "{body}");
+    body["result"].clone()
+}
+
+fn form(surface: &str) -> Value {
+    json!([{"version": "v1.0", "createSurface": {
+    "surfaceId": surface, "catalogId": "urn:a2app:a2ui:catalog:v1",
+    "dataModel": {"title": ""},
+    "components": [
+        {"id": "root", "component": "Column", "children": ["title", "save"]},
+        {"id": "title", "component": "TextField", "label": "Title", "value": {"path": "/title"}},
+        {"id": "save", "component": "Button", "child": "label",
+         "action": {"event": {"name": "create", "context": {"entity": "cards", "record": {"title": {"path": "/title"}}}}}},
+        {"id": "label", "component": "Text", "text": "Save"}
+    ]}}])
+}
+
+#[tokio::test]
+async fn show_keeps_an_a2ui_surface_checked_against_the_catalog() {
+    let t = TestApp::kanban().await;
+    // Only hosts that draw the view list show.
+    let (_, plain) = rpc(&t, &[], "tools/list", json!({})).await;
+    assert!(!names(&plain).contains(&"show"));
+
+    let shown = ui_tool(&t, "show", json!({"messages": form("new-card")}), true).await;
+    assert_eq!(shown["isError"], false, "{shown}");
+    assert_eq!(
+        shown["content"][0]["text"],
+        "new-card (4 components) is shown to the person. Read what the person entered with show {surfaceId}."
+    );
+    let surface = &shown["structuredContent"]["surfaces"][0]["createSurface"];
+    assert_eq!(surface["surfaceId"], "new-card");
+    assert_eq!(surface["components"].as_array().unwrap().len(), 4);
+
+    // What the person typed, as a renderer writes it back, is read back.
+    let typed = json!([{"version": "v1.0", "updateDataModel": {"surfaceId": "new-card", "path": "/title", "value": "Buy milk"}}]);
+    assert_eq!(ui_tool(&t, "show", json!({"messages": typed}), true).await["isError"], false);
+    let read = ui_tool(&t, "show", json!({"surfaceId": "new-card"}), false).await;
+    assert_eq!(read["structuredContent"]["surfaces"][0]["createSurface"]["dataModel"], json!({"title": "Buy milk"}));
+    let listed = ui_tool(&t, "show", json!({}), false).await;
+    assert_eq!(listed["structuredContent"]["surfaces"][0]["surfaceId"], "new-card");
+
+    // A surface outside the catalog is refused whole, every problem at once.
+    let mut bad = form("bad");
+    bad[0]["createSurface"]["components"][1]["component"] = json!("Script");
+    bad[0]["createSurface"]["components"][2]["action"]["event"]["name"] = json!("drop_everything");
+    let refused = ui_tool(&t, "show", json!({"messages": bad}), true).await;
+    assert_eq!(refused["isError"], true);
+    let body = &refused["structuredContent"];
+    assert_eq!(body["code"], "unknown_component");
+    assert_eq!(body["status"], 400);
+    let codes: Vec<&str> = body["violations"].as_array().unwrap().iter().map(|v| v["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["unknown_component", "unknown_action"]);
+    let missing = ui_tool(&t, "show", json!({"surfaceId": "bad"}), false).await;
+    assert_eq!(missing["structuredContent"]["code"], "unknown_surface");
+    assert_eq!(missing["structuredContent"]["status"], 404);
+
+    // Rendering is a write: the agent token is needed.
+    let anonymous = ui_tool(&t, "show", json!({"messages": form("x")}), false).await;
+    assert_eq!(anonymous["structuredContent"]["code"], "unauthorized");
+
+    // The catalog is a resource.
+    let (_, catalog) = rpc(&t, &[], "resources/read", json!({"uri": "a2app://a2ui/catalog"})).await;
+    let doc: Value = serde_json::from_str(catalog["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(doc["catalogId"], "urn:a2app:a2ui:catalog:v1");
+    assert_eq!(doc["components"].as_object().unwrap().len(), 11);
+}
+
+#[tokio::test]
+async fn surfaces_are_kept_in_the_database_as_loro_documents() {
+    let t = TestApp::kanban().await;
+    ui_tool(&t, "show", json!({"messages": form("kept")}), true).await;
+    let typed =
+        json!([{"version": "v1.0", "updateDataModel": {"surfaceId": "kept", "path": "/title", "value": "Typed"}}]);
+    ui_tool(&t, "show", json!({"messages": typed}), true).await;
+    // A second opening of the app's directory reads them from the database file.
+    let def = a2app_core::app::load(t.dir.path()).unwrap();
+    let (reopened, _) = a2app_core::App::open(def, a2app_core::OpenOptions::default()).unwrap();
+    let reopened = std::sync::Arc::new(reopened);
+    let kept = a2app_core::surfaces::get(&reopened, "kept").await.unwrap();
+    assert_eq!(kept["createSurface"]["dataModel"]["title"], "Typed");
+    assert_eq!(kept["createSurface"]["components"][0]["id"], "root");
+    let gone = json!([{"version": "v1.0", "deleteSurface": {"surfaceId": "kept"}}]);
+    let deleted = a2app_core::surfaces::render(&reopened, &gone).await.unwrap();
+    assert_eq!(deleted, [json!({"version": "v1.0", "deleteSurface": {"surfaceId": "kept"}})]);
+    assert!(a2app_core::surfaces::list(&reopened).await.unwrap().is_empty());
 }

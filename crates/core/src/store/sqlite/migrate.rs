@@ -41,6 +41,8 @@ const INTERNAL_TABLES: &str = "
     CREATE INDEX IF NOT EXISTS _a2app_jobs_state ON _a2app_jobs (state);
     CREATE TABLE IF NOT EXISTS _a2app_schedule (
         operation TEXT PRIMARY KEY NOT NULL, last_run TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS _a2app_surfaces (
+        id TEXT PRIMARY KEY NOT NULL, doc BLOB NOT NULL, updated TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS _a2app_approvals (
         key TEXT PRIMARY KEY NOT NULL, approver TEXT NOT NULL, operation TEXT NOT NULL, params TEXT NOT NULL,
         expires TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0);
