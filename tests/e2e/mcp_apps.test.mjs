@@ -88,7 +88,7 @@ after(async () => {
 test('the record tools name the view, and the view is an MCP Apps resource', async () => {
   const { tools } = await client.listTools();
   const linked = tools.filter((t) => t._meta?.ui?.resourceUri === VIEW).map((t) => t.name);
-  assert.deepEqual(linked, ['query', 'get', 'create', 'update', 'delete', 'run_operation', 'job_status']);
+  assert.deepEqual(linked, ['query', 'get', 'create', 'update', 'delete', 'run_operation', 'job_status', 'show']);
   assert.equal(tools.find((t) => t.name === 'describe')._meta, undefined);
 
   const { resources } = await client.listResources();
@@ -105,12 +105,12 @@ test('the record tools name the view, and the view is an MCP Apps resource', asy
   const plain = await connect('legacy', undefined);
   const plainTools = (await plain.listTools()).tools;
   assert.equal(plainTools.filter((t) => t._meta?.ui).length, 0);
-  assert.equal(plainTools.length, tools.length);
+  assert.equal(plainTools.length, tools.length - 1, 'show is listed only for hosts that draw the view');
   await plain.close();
   // The same host declaring it in initialize does.
   const legacy = await connect('legacy', { [UI]: {} });
   const legacyLinked = (await legacy.listTools()).tools.filter((t) => t._meta?.ui?.resourceUri === VIEW);
-  assert.equal(legacyLinked.length, 7);
+  assert.equal(legacyLinked.length, 8);
   await legacy.close();
 });
 
@@ -294,6 +294,79 @@ test('the gateway (a2app mcp) serves the view, which learns the app describe thr
     await page_calls_to(client);
     await gateway.close();
   }
+});
+
+test('an A2UI surface an agent shows is drawn from the catalog, and its button writes once the person confirmed', async () => {
+  const surface = [{ version: 'v1.0', createSurface: {
+    surfaceId: 'quick-add', catalogId: 'urn:a2app:a2ui:catalog:v1',
+    dataModel: { title: '', priority: ['none'], urgent: false, hints: [{ name: 'Short titles read best' }, { name: XSS }] },
+    components: [
+      { id: 'root', component: 'Column', children: ['heading', 'title', 'priority', 'urgent', 'hints', 'save'] },
+      { id: 'heading', component: 'Text', text: 'Add a card to To Do' },
+      { id: 'title', component: 'TextField', label: 'Title', value: { path: '/title' } },
+      { id: 'priority', component: 'ChoicePicker', label: 'Priority', variant: 'mutuallyExclusive', value: { path: '/priority' },
+        options: [{ label: 'None', value: 'none' }, { label: 'High', value: 'high' }] },
+      { id: 'urgent', component: 'CheckBox', label: 'Mark done', value: { '@path': '/urgent' } },
+      { id: 'hints', component: 'List', children: { componentId: 'hint', path: '/hints' } },
+      { id: 'hint', component: 'Text', text: { path: 'name' } },
+      { id: 'save', component: 'Button', child: 'save-label', variant: 'primary', action: { event: { name: 'create',
+        context: { entity: 'cards', record: { title: { path: '/title' }, list: todo, priority: { path: '/priority/0' }, done: { path: '/urgent' } } } } } },
+      { id: 'save-label', component: 'Text', text: 'Add card' },
+    ] } }];
+  const shown = await tool('show', { messages: surface });
+  assert.notEqual(shown.isError, true, JSON.stringify(shown));
+  const view = await mount('show', { messages: surface }, shown);
+  const drawn = view.locator('[data-surface=quick-add]');
+  await drawn.waitFor();
+  assert.equal(await drawn.locator('.a2-text').first().textContent(), 'Add a card to To Do');
+  // The template drew one Text per item of /hints, the markup one as text.
+  assert.deepEqual(await texts(drawn.locator('[role=list] .a2-text')), ['Short titles read best', XSS]);
+  assert.equal(await view.locator('img').count(), 0);
+  assert.equal(await drawn.locator('input[type=radio][value=none]').isChecked(), true);
+
+  // The person fills it in and presses the button: nothing runs before they confirm.
+  await drawn.locator('.a2-field input').fill('Made on a surface');
+  await drawn.locator('input[type=radio][value=high]').check();
+  await drawn.locator('input[type=checkbox]').check();
+  const before = (await page_calls()).length;
+  await drawn.locator('[data-component=save]').click();
+  const sheet = view.locator('[data-role=confirm]');
+  await sheet.waitFor();
+  const record = { title: 'Made on a surface', list: todo, priority: 'high', done: true };
+  assert.deepEqual(JSON.parse(await sheet.locator('[data-role=confirm-args]').textContent()), { entity: 'cards', record });
+  await page.screenshot({ path: screenshotPath('mcp-apps-surface.png') });
+  await sheet.locator('[data-role=cancel]').click();
+  assert.equal(await view.locator('[data-role=confirm]').count(), 0);
+  assert.equal((await page_calls()).length, before, 'a cancelled press calls nothing');
+
+  await drawn.locator('[data-component=save]').click();
+  await view.locator('[data-role=confirm-run]').click();
+  const receipt = view.locator('[data-role=receipt]');
+  await receipt.waitFor();
+  const calls = (await page_calls()).slice(before);
+  assert.deepEqual(calls.map((c) => c.name), ['show', 'create']);
+  assert.deepEqual(calls[1].arguments, { entity: 'cards', record });
+  assert.match(await receipt.textContent(), /Made on a surface/);
+  const made = await tool('query', { entity: 'cards', filter: 'title = "Made on a surface"' });
+  assert.equal(made.structuredContent.totalItems, 1);
+  assert.equal(made.structuredContent.items[0].priority, 'high');
+
+  // The agent reads back what the person entered; Back shows the surface as they left it.
+  const read = await tool('show', { surfaceId: 'quick-add' });
+  const kept = read.structuredContent.surfaces[0].createSurface.dataModel;
+  assert.equal(kept.title, 'Made on a surface');
+  assert.deepEqual(kept.priority, ['high']);
+  assert.equal(kept.urgent, true);
+  await view.locator('[data-role=back]').click();
+  await view.locator('[data-surface=quick-add]').waitFor();
+  assert.equal(await view.locator('[data-surface=quick-add] .a2-field input').inputValue(), 'Made on a surface');
+
+  // A surface outside the catalog never reaches the view: the agent gets every problem.
+  const bad = structuredClone(surface);
+  bad[0].createSurface.components[1] = { id: 'heading', component: 'Script', src: 'https://example.com/x.js' };
+  const refused = await tool('show', { messages: bad });
+  assert.equal(refused.isError, true);
+  assert.equal(refused.structuredContent.code, 'unknown_component');
 });
 
 test('neither the host page nor the view logged an error', () => {
