@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod identity;
 pub mod ops;
 pub mod records;
+pub mod surfaces;
 
 use crate::realtime::Realtime;
 use a2app_core::access::{Credentials, Intent};
@@ -54,6 +55,9 @@ pub fn router(state: State) -> Router {
         .route("/api/_a2app/whoami", get(identity::whoami))
         .route("/api/_a2app/receipts", get(identity::receipts))
         .route("/api/_a2app/actions", get(identity::actions))
+        .route("/api/_a2app/surfaces", get(surfaces::list).post(surfaces::render))
+        .route("/api/_a2app/a2ui/catalog", get(surfaces::catalog))
+        .route("/api/_a2app/surfaces/{id}", get(surfaces::get))
         .route("/api/collections/{entity}/records", get(records::list).post(records::create))
         .route(
             "/api/collections/{entity}/records/{id}",

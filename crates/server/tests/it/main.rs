@@ -15,6 +15,7 @@ mod mcp;
 mod ops;
 mod realtime;
 mod records;
+mod surfaces;
 mod users;
 
 use a2app_core::clock::FixedClock;
