@@ -339,6 +339,9 @@ test('an A2UI surface an agent shows is drawn from the catalog, and its button w
   assert.equal(await view.locator('[data-role=confirm]').count(), 0);
   assert.equal((await page_calls()).length, before, 'a cancelled press calls nothing');
 
+  // Meanwhile the agent changes another part of the model: the press keeps it.
+  const note = [{ version: 'v1.0', updateDataModel: { surfaceId: 'quick-add', path: '/note', value: 'from the agent' } }];
+  assert.notEqual((await tool('show', { messages: note })).isError, true);
   await drawn.locator('[data-component=save]').click();
   await view.locator('[data-role=confirm-run]').click();
   const receipt = view.locator('[data-role=receipt]');
@@ -357,6 +360,8 @@ test('an A2UI surface an agent shows is drawn from the catalog, and its button w
   assert.equal(kept.title, 'Made on a surface');
   assert.deepEqual(kept.priority, ['high']);
   assert.equal(kept.urgent, true);
+  assert.equal(kept.note, 'from the agent');
+  assert.deepEqual(calls[0].arguments.messages.map((m) => m.updateDataModel.path).sort(), ['/priority', '/title', '/urgent']);
   await view.locator('[data-role=back]').click();
   await view.locator('[data-surface=quick-add]').waitFor();
   assert.equal(await view.locator('[data-surface=quick-add] .a2-field input').inputValue(), 'Made on a surface');

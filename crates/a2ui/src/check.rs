@@ -17,6 +17,11 @@ pub const MAX_COMPONENTS: usize = 300;
 pub const MAX_MESSAGES: usize = 100;
 /// Largest data model of one surface, as JSON text.
 pub const MAX_DATA_BYTES: usize = 64 * 1024;
+/// Deepest nesting of a data model, or of a value in a message: far above
+/// any form, and far below what a recursive reader or Loro (128) can take.
+pub const MAX_DEPTH: usize = 32;
+/// Most tokens of an `updateDataModel` path.
+pub const MAX_POINTER_TOKENS: usize = 16;
 
 /// One surface: its components by id (in the order they came) and its data model.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -145,6 +150,16 @@ fn message(item: &Value, at: &str, rules: &Rules) -> Result<Message, Vec<Violati
     let mut components = |required: bool| -> Vec<Value> {
         match body.get("components") {
             None if !required => Vec::new(),
+            Some(Value::Array(list)) if list.len() > MAX_COMPONENTS => {
+                problems.push(
+                    Violation::new(
+                        ErrorCode::OutOfRange,
+                        format!("a surface holds at most {MAX_COMPONENTS} components"),
+                    )
+                    .field(format!("{at}/components")),
+                );
+                Vec::new()
+            }
             Some(Value::Array(list)) if !list.is_empty() || !required => list
                 .iter()
                 .enumerate()
@@ -165,6 +180,7 @@ fn message(item: &Value, at: &str, rules: &Rules) -> Result<Message, Vec<Violati
     let parsed = match kind.as_str() {
         "createSurface" => {
             let components = components(false);
+            duplicates(&components, &at, &mut problems);
             match body.get("catalogId") {
                 None => {}
                 Some(Value::String(id)) if id == catalog::CATALOG_ID => {}
@@ -180,6 +196,10 @@ fn message(item: &Value, at: &str, rules: &Rules) -> Result<Message, Vec<Violati
             }
             let data_model = match body.get("dataModel") {
                 None => json!({}),
+                Some(v @ Value::Object(_)) if deeper_than(v, MAX_DEPTH) => {
+                    problems.push(too_deep(&format!("{at}/dataModel")));
+                    Value::Null
+                }
                 Some(v @ Value::Object(_)) => v.clone(),
                 Some(other) => {
                     problems.push(bad(&format!("{at}/dataModel"), "an object", other));
@@ -188,22 +208,89 @@ fn message(item: &Value, at: &str, rules: &Rules) -> Result<Message, Vec<Violati
             };
             Message::Create { surface_id, components, data_model }
         }
-        "updateComponents" => Message::UpdateComponents { surface_id, components: components(true) },
+        "updateComponents" => {
+            let components = components(true);
+            duplicates(&components, &at, &mut problems);
+            Message::UpdateComponents { surface_id, components }
+        }
         "updateDataModel" => {
             let path = match body.get("path") {
                 None => String::new(),
                 Some(Value::String(p)) if p.is_empty() || p == "/" => String::new(),
-                Some(Value::String(p)) if p.starts_with('/') => p.clone(),
+                Some(Value::String(p)) if p.starts_with('/') && p.matches('/').count() <= MAX_POINTER_TOKENS => {
+                    p.clone()
+                }
+                Some(Value::String(p)) if p.starts_with('/') => {
+                    problems.push(
+                        Violation::new(ErrorCode::OutOfRange, format!("a path has at most {MAX_POINTER_TOKENS} parts"))
+                            .field(format!("{at}/path")),
+                    );
+                    "/refused".into()
+                }
                 Some(other) => {
                     problems.push(bad(&format!("{at}/path"), "a JSON Pointer such as /user/name", other));
-                    String::new()
+                    "/refused".into()
                 }
             };
-            Message::UpdateData { surface_id, path, value: body.get("value").cloned().unwrap_or(Value::Null) }
+            // A2UI requires value; null removes the key it names.
+            let value = match body.get("value") {
+                None => {
+                    problems.push(
+                        Violation::new(ErrorCode::RequiredField, "updateDataModel needs value (null removes)")
+                            .field(format!("{at}/value")),
+                    );
+                    Value::Null
+                }
+                Some(v) if deeper_than(v, MAX_DEPTH) => {
+                    problems.push(too_deep(&format!("{at}/value")));
+                    Value::Null
+                }
+                Some(v) if path.is_empty() && !v.is_object() && !v.is_null() => {
+                    problems.push(bad(&format!("{at}/value"), "an object: the whole data model", v));
+                    Value::Null
+                }
+                Some(v) => v.clone(),
+            };
+            Message::UpdateData { surface_id, path, value }
         }
         _ => Message::Delete { surface_id },
     };
     if problems.is_empty() { Ok(parsed) } else { Err(problems) }
+}
+
+/// Whether `v` nests deeper than `max`, found without recursion.
+pub fn deeper_than(v: &Value, max: usize) -> bool {
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        if depth > max {
+            return true;
+        }
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|x| (x, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|x| (x, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn too_deep(at: &str) -> Violation {
+    Violation::new(ErrorCode::OutOfRange, format!("values nest at most {MAX_DEPTH} levels deep")).field(at.to_owned())
+}
+
+/// Two components of one message with one id: which one was meant is unknowable.
+fn duplicates(components: &[Value], at: &str, problems: &mut Vec<Violation>) {
+    let mut seen = std::collections::HashSet::new();
+    for (i, c) in components.iter().enumerate() {
+        let id = c.get("id").and_then(Value::as_str).unwrap_or_default();
+        if !seen.insert(id) {
+            problems.push(
+                Violation::new(ErrorCode::InvalidProperty, format!("two components are named {id}"))
+                    .field(format!("{at}/components/{i}/id"))
+                    .got(Value::from(id)),
+            );
+        }
+    }
 }
 
 fn valid_id(s: &str) -> bool {
@@ -374,6 +461,10 @@ fn action(v: &Value, at: &str, rules: &Rules) -> Result<Value, Vec<Violation>> {
     }
     let context = match event.get("context") {
         None => json!({}),
+        Some(c @ Value::Object(_)) if deeper_than(c, MAX_DEPTH) => {
+            problems.push(too_deep(&format!("{at}/event/context")));
+            Value::Null
+        }
         Some(c @ Value::Object(_)) => match context_value(c, &format!("{at}/event/context")) {
             Ok(c) => c,
             Err(mut p) => {
@@ -518,7 +609,8 @@ fn component_id(c: &Value) -> String {
     c.get("id").and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
-/// The checks on a whole surface.
+/// The checks on a whole surface. The limits come first: nothing walks a
+/// surface over them.
 fn whole(id: &str, s: &Surface) -> Vec<Violation> {
     let mut problems = Vec::new();
     let at = |what: &str| format!("surfaces/{id}/{what}");
@@ -528,13 +620,15 @@ fn whole(id: &str, s: &Surface) -> Vec<Violation> {
                 .field(at("components")),
         );
     }
-    if s.data_model.to_string().len() > MAX_DATA_BYTES {
+    if deeper_than(&s.data_model, MAX_DEPTH) {
+        problems.push(too_deep(&at("dataModel")));
+    } else if s.data_model.to_string().len() > MAX_DATA_BYTES {
         problems.push(
             Violation::new(ErrorCode::OutOfRange, format!("a data model holds at most {MAX_DATA_BYTES} bytes of JSON"))
                 .field(at("dataModel")),
         );
     }
-    if s.components.is_empty() {
+    if !problems.is_empty() || s.components.is_empty() {
         return problems;
     }
     if !s.components.contains_key("root") {
@@ -557,37 +651,46 @@ fn whole(id: &str, s: &Surface) -> Vec<Violation> {
             }
         }
     }
-    // A cycle would make a renderer draw forever.
-    let mut state: IndexMap<&str, u8> = IndexMap::new();
-    fn visit<'a>(id: &'a str, s: &'a Surface, state: &mut IndexMap<&'a str, u8>) -> Option<String> {
-        match state.get(id) {
-            Some(1) => return Some(id.to_owned()),
-            Some(_) => return None,
-            None => {}
-        }
-        state.insert(id, 1);
-        if let Some((key, c)) = s.components.get_key_value(id) {
-            for child in children(c) {
-                if let Some((k, _)) = s.components.get_key_value(&child)
-                    && let Some(found) = visit(k, s, state)
-                {
-                    return Some(found);
-                }
-            }
-            state.insert(key, 2);
-        }
-        None
-    }
-    for cid in s.components.keys() {
-        if let Some(found) = visit(cid, s, &mut state) {
-            problems.push(
-                Violation::new(ErrorCode::DanglingReference, format!("{found} contains itself"))
-                    .field(at(&format!("components/{found}"))),
-            );
-            break;
-        }
+    if let Some(found) = cycle(s) {
+        problems.push(
+            Violation::new(ErrorCode::DanglingReference, format!("{found} contains itself"))
+                .field(at(&format!("components/{found}"))),
+        );
     }
     problems
+}
+
+/// A component that contains itself, if any: a depth-first walk with an
+/// explicit stack (a renderer would draw a cycle forever).
+fn cycle(s: &Surface) -> Option<String> {
+    // 1: on the current path; 2: done.
+    let mut state: std::collections::HashMap<String, u8> = std::collections::HashMap::new();
+    for start in s.components.keys() {
+        if state.contains_key(start) {
+            continue;
+        }
+        state.insert(start.clone(), 1);
+        let mut stack: Vec<(String, Vec<String>, usize)> = vec![(start.clone(), children(&s.components[start]), 0)];
+        while let Some(top) = stack.last_mut() {
+            if top.2 == top.1.len() {
+                state.insert(top.0.clone(), 2);
+                stack.pop();
+                continue;
+            }
+            let next = top.1[top.2].clone();
+            top.2 += 1;
+            let Some(c) = s.components.get(&next) else { continue };
+            match state.get(&next) {
+                Some(1) => return Some(next),
+                Some(_) => {}
+                None => {
+                    state.insert(next.clone(), 1);
+                    stack.push((next, children(c), 0));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The ids a component names as children.
@@ -785,11 +888,75 @@ mod tests {
             (0..=MAX_MESSAGES).map(|_| json!({"version": "v1.0", "deleteSurface": {"surfaceId": "x"}})).collect();
         assert_eq!(codes(&parse(&Value::Array(many), &rules()).unwrap_err()), [("out_of_range", "")]);
         let mut components = vec![json!({"id": "root", "component": "Column", "children": []})];
-        components.extend((0..MAX_COMPONENTS).map(|i| json!({"id": format!("t{i}"), "component": "Divider"})));
-        let big = json!({"version": "v1.0", "createSurface": {"surfaceId": "big", "components": components}});
-        let problems = apply(parse(&big, &rules()).unwrap(), &mut IndexMap::new()).unwrap_err();
+        components.extend((1..MAX_COMPONENTS).map(|i| json!({"id": format!("t{i}"), "component": "Divider"})));
+        let full = json!({"version": "v1.0", "createSurface": {"surfaceId": "big", "components": components.clone()}});
+        let mut surfaces = IndexMap::new();
+        apply(parse(&full, &rules()).unwrap(), &mut surfaces).unwrap();
+        let one_more = json!({"version": "v1.0", "updateComponents": {"surfaceId": "big", "components": [{"id": "extra", "component": "Divider"}]}});
+        let problems = apply(parse(&one_more, &rules()).unwrap(), &mut surfaces).unwrap_err();
         assert_eq!(codes(&problems), [("out_of_range", "surfaces/big/components")]);
+        components.push(json!({"id": "extra", "component": "Divider"}));
+        let big = json!({"version": "v1.0", "createSurface": {"surfaceId": "big", "components": components}});
+        assert_eq!(codes(&parse(&big, &rules()).unwrap_err()), [("out_of_range", "/createSurface/components")]);
         assert_eq!(codes(&parse(&json!("text"), &rules()).unwrap_err()), [("invalid_property", "")]);
         assert_eq!(codes(&parse(&json!([]), &rules()).unwrap_err()), [("invalid_property", "")]);
+    }
+
+    /// Hostile shapes a review found: each is a coded refusal, never a
+    /// crash, and never a walk over an unbounded surface.
+    #[test]
+    fn hostile_shapes_are_refused_with_codes() {
+        let update = |path: &str, value: Value| json!({"version": "v1.0", "updateDataModel": {"surfaceId": "s", "path": path, "value": value}});
+        let long = "/a".repeat(100_000);
+        assert_eq!(
+            codes(&parse(&update(&long, json!(1)), &rules()).unwrap_err()),
+            [("out_of_range", "/updateDataModel/path")]
+        );
+        let mut deep = json!(1);
+        for _ in 0..(MAX_DEPTH + 1) {
+            deep = json!({ "d": deep });
+        }
+        assert_eq!(
+            codes(&parse(&update("/x", deep.clone()), &rules()).unwrap_err()),
+            [("out_of_range", "/updateDataModel/value")]
+        );
+        let create = json!({"version": "v1.0", "createSurface": {"surfaceId": "s", "dataModel": deep}});
+        assert_eq!(codes(&parse(&create, &rules()).unwrap_err()), [("out_of_range", "/createSurface/dataModel")]);
+        // Deep by steps: each update within the limits, the model over them.
+        let mut surfaces = IndexMap::new();
+        apply(
+            parse(&json!({"version": "v1.0", "createSurface": {"surfaceId": "s"}}), &rules()).unwrap(),
+            &mut surfaces,
+        )
+        .unwrap();
+        let mut nested = json!(1);
+        for _ in 0..20 {
+            nested = json!({ "d": nested });
+        }
+        let path = "/a".repeat(MAX_POINTER_TOKENS);
+        let problems = apply(parse(&update(&path, nested), &rules()).unwrap(), &mut surfaces).unwrap_err();
+        assert_eq!(codes(&problems), [("out_of_range", "surfaces/s/dataModel")]);
+        // value is required, and the whole model is an object.
+        let no_value = json!({"version": "v1.0", "updateDataModel": {"surfaceId": "s", "path": "/a"}});
+        assert_eq!(codes(&parse(&no_value, &rules()).unwrap_err()), [("required_field", "/updateDataModel/value")]);
+        assert_eq!(
+            codes(&parse(&update("", json!(["x"])), &rules()).unwrap_err()),
+            [("invalid_property", "/updateDataModel/value")]
+        );
+        // Two components with one id in a message.
+        let twice = json!({"version": "v1.0", "updateComponents": {"surfaceId": "s", "components": [
+            {"id": "root", "component": "Divider"}, {"id": "root", "component": "Text", "text": "x"}]}});
+        assert_eq!(
+            codes(&parse(&twice, &rules()).unwrap_err()),
+            [("invalid_property", "/updateComponents/components/1/id")]
+        );
+        // A long chain of cards is walked without recursion; its cycle is found.
+        let mut chain: Vec<Value> = (0..MAX_COMPONENTS - 1)
+            .map(|i| json!({"id": if i == 0 { "root".to_owned() } else { format!("c{i}") }, "component": "Card", "child": format!("c{}", i + 1)}))
+            .collect();
+        chain.push(json!({"id": format!("c{}", MAX_COMPONENTS - 1), "component": "Card", "child": "root"}));
+        let looped = json!({"version": "v1.0", "createSurface": {"surfaceId": "chain", "components": chain}});
+        let problems = apply(parse(&looped, &rules()).unwrap(), &mut surfaces).unwrap_err();
+        assert_eq!(codes(&problems), [("dangling_reference", "surfaces/chain/components/root")]);
     }
 }

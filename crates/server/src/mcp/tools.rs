@@ -423,14 +423,14 @@ async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, 
     Ok(Answer { value: Value::Object(stored), text })
 }
 
-/// `show`: renders messages (a write: the agent token) or reads a surface.
+/// `show`: renders messages or reads a surface (both with the agent token).
 async fn show(state: &State, origin: &Call<'_>, args: &Map<String, Value>) -> Result<Answer, Error> {
     let app = &state.app;
+    // Reading is a write's credential too: a surface holds what the person
+    // typed, which is theirs and the agent's, not every visitor's.
+    crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
     let surfaces = match (args.get("messages"), text(args, "surfaceId")?) {
-        (Some(batch), _) => {
-            crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
-            a2app_core::surfaces::render(app, batch).await?
-        }
+        (Some(batch), _) => a2app_core::surfaces::render(app, batch).await?,
         (None, Some(id)) => vec![a2app_core::surfaces::get(app, &id).await?],
         (None, None) => {
             let listed = a2app_core::surfaces::list(app).await?;

@@ -574,9 +574,12 @@ async fn show_keeps_an_a2ui_surface_checked_against_the_catalog() {
     // What the person typed, as a renderer writes it back, is read back.
     let typed = json!([{"version": "v1.0", "updateDataModel": {"surfaceId": "new-card", "path": "/title", "value": "Buy milk"}}]);
     assert_eq!(ui_tool(&t, "show", json!({"messages": typed}), true).await["isError"], false);
-    let read = ui_tool(&t, "show", json!({"surfaceId": "new-card"}), false).await;
+    let read = ui_tool(&t, "show", json!({"surfaceId": "new-card"}), true).await;
     assert_eq!(read["structuredContent"]["surfaces"][0]["createSurface"]["dataModel"], json!({"title": "Buy milk"}));
-    let listed = ui_tool(&t, "show", json!({}), false).await;
+    let listed = ui_tool(&t, "show", json!({}), true).await;
+    // What the person typed is not for every visitor: reading takes the token too.
+    let peek = ui_tool(&t, "show", json!({"surfaceId": "new-card"}), false).await;
+    assert_eq!(peek["structuredContent"]["code"], "unauthorized");
     assert_eq!(listed["structuredContent"]["surfaces"][0]["surfaceId"], "new-card");
 
     // A surface outside the catalog is refused whole, every problem at once.
@@ -590,7 +593,7 @@ async fn show_keeps_an_a2ui_surface_checked_against_the_catalog() {
     assert_eq!(body["status"], 400);
     let codes: Vec<&str> = body["violations"].as_array().unwrap().iter().map(|v| v["code"].as_str().unwrap()).collect();
     assert_eq!(codes, ["unknown_component", "unknown_action"]);
-    let missing = ui_tool(&t, "show", json!({"surfaceId": "bad"}), false).await;
+    let missing = ui_tool(&t, "show", json!({"surfaceId": "bad"}), true).await;
     assert_eq!(missing["structuredContent"]["code"], "unknown_surface");
     assert_eq!(missing["structuredContent"]["status"], 404);
 

@@ -66,6 +66,10 @@ async fn a_bad_batch_is_refused_whole_with_every_violation_and_without_the_token
     let anonymous = t.http.post(format!("{}/api/_a2app/surfaces", t.url));
     let (status, body) = t.send(anonymous, Some(survey())).await;
     assert_eq!(status, 401, "{body}");
+    for path in ["/api/_a2app/surfaces", "/api/_a2app/surfaces/survey"] {
+        let (status, _) = t.send(t.http.get(format!("{}{path}", t.url)), None).await;
+        assert_eq!(status, 401, "{path} without the token");
+    }
     let (status, body) = t.call("POST", "/api/_a2app/surfaces", Some(json!("not messages"))).await;
     assert_eq!((status, body["code"].as_str()), (400, Some("invalid_property")));
 }

@@ -43,8 +43,9 @@ pub fn render(conn: &Connection, messages: &[Message], now: &str) -> Result<Rend
         Err(problems) => return Ok(Err(problems)),
     };
     let created = states.values().zip(&existed).filter(|(s, e)| s.is_some() && !**e).count() as u64;
+    let deleted = states.values().zip(&existed).filter(|(s, e)| s.is_none() && **e).count() as u64;
     let held: i64 = conn.prepare_cached("SELECT COUNT(*) FROM _a2app_surfaces")?.query_row([], |r| r.get(0))?;
-    if created > 0 && held.max(0) as u64 + created > MAX_SURFACES {
+    if created > deleted && held.max(0) as u64 + created - deleted > MAX_SURFACES {
         let v = Violation::new(
             ErrorCode::OutOfRange,
             format!("an app keeps at most {MAX_SURFACES} surfaces; deleteSurface the ones done with"),
