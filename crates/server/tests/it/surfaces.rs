@@ -73,3 +73,25 @@ async fn a_bad_batch_is_refused_whole_with_every_violation_and_without_the_token
     let (status, body) = t.call("POST", "/api/_a2app/surfaces", Some(json!("not messages"))).await;
     assert_eq!((status, body["code"].as_str()), (400, Some("invalid_property")));
 }
+
+/// The shapes a review used to overflow the stack: each answered with a
+/// code, and the server still answers after them.
+#[tokio::test]
+async fn hostile_batches_get_codes_and_the_server_stays_up() {
+    let t = TestApp::kanban().await;
+    assert_eq!(t.call("POST", "/api/_a2app/surfaces", Some(survey())).await.0, 200);
+    let long = json!({"version": "v1.0", "updateDataModel": {"surfaceId": "survey", "path": "/a".repeat(100_000), "value": 1}});
+    let (status, body) = t.call("POST", "/api/_a2app/surfaces", Some(long)).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("out_of_range")));
+    let chain: Vec<Value> = (0..5000)
+        .map(|i| json!({"id": if i == 0 { "root".to_owned() } else { format!("c{i}") }, "component": "Card", "child": format!("c{}", i + 1)}))
+        .collect();
+    let chain = json!({"version": "v1.0", "createSurface": {"surfaceId": "chain", "components": chain}});
+    let (status, body) = t.call("POST", "/api/_a2app/surfaces", Some(chain)).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("out_of_range")));
+    let parrot = json!({"version": "v1.0", "updateDataModel": {"surfaceId": "survey", "path": "/said", "value": "\u{1f99c}:cid:root-x:Map"}});
+    assert_eq!(t.call("POST", "/api/_a2app/surfaces", Some(parrot)).await.0, 200);
+    let (status, one) = t.call("GET", "/api/_a2app/surfaces/survey", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(one["createSurface"]["dataModel"]["said"], "\u{1f99c}:cid:root-x:Map");
+}
