@@ -24,6 +24,7 @@
 mod app;
 mod input;
 mod mcp;
+mod surfaces;
 
 use crate::TestApp;
 use crate::realtime::Stream;
