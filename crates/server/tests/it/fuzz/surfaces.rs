@@ -21,22 +21,8 @@ use std::collections::BTreeMap;
 
 const SURFACES: &[&str] = &["a", "b", "c"];
 const IDS: &[&str] = &["root", "t1", "t2", "box", "btn", "in", "ghost"];
-const COMPONENTS: &[&str] = &[
-    "Text",
-    "Row",
-    "Column",
-    "List",
-    "Card",
-    "Divider",
-    "Button",
-    "TextField",
-    "CheckBox",
-    "ChoicePicker",
-    "DateTimeInput",
-    "Blink",
-    "Surface",
-    "Iframe",
-];
+/// Names outside the catalog, beside every name in it.
+const STRANGERS: &[&str] = &["Blink", "Surface", "Iframe"];
 
 fn value(rng: &mut StdRng, depth: usize) -> Value {
     match rng.random_range(0..8) {
@@ -72,7 +58,9 @@ fn deep(rng: &mut StdRng) -> Value {
 }
 
 fn component(rng: &mut StdRng) -> Value {
-    let name = *COMPONENTS.choose(rng).unwrap();
+    let names: Vec<&str> =
+        a2app_a2ui::catalog::COMPONENTS.iter().map(|c| c.name).chain(STRANGERS.iter().copied()).collect();
+    let name = *names.choose(rng).unwrap();
     let mut c = json!({"id": IDS.choose(rng).unwrap(), "component": name});
     let id = |rng: &mut StdRng| json!(IDS.choose(rng).unwrap());
     let text = |rng: &mut StdRng| if rng.random_bool(0.7) { json!("Hello") } else { value(rng, 2) };
