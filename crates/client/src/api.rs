@@ -262,6 +262,23 @@ impl Api {
         self.write(Method::POST, &url, Some(&Value::Object(params.clone())), key, &headers).await
     }
 
+    /// `POST /api/_a2app/surfaces`: A2UI messages, applied all or nothing.
+    /// A repeat is harmless: a surface is made again, or set to the same values.
+    pub async fn render_surfaces(&self, messages: &Value, key: &str) -> Result<Value, CallError> {
+        let url = self.url("/api/_a2app/surfaces");
+        self.write(Method::POST, &url, Some(messages), key, &[]).await
+    }
+
+    /// `GET /api/_a2app/surfaces/{id}`: one surface, with what the person entered.
+    pub async fn surface(&self, id: &str) -> Result<Value, CallError> {
+        self.get_json(&format!("/api/_a2app/surfaces/{}", encode(id)?)).await
+    }
+
+    /// `GET /api/_a2app/surfaces`: every surface's id, newest first.
+    pub async fn surfaces(&self) -> Result<Value, CallError> {
+        self.get_json("/api/_a2app/surfaces").await
+    }
+
     /// `GET /api/_jobs/{id}`.
     pub async fn job(&self, id: &str) -> Result<crate::operations::Job, CallError> {
         self.get_json(&format!("/api/_jobs/{}", encode(id)?)).await

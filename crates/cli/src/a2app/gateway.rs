@@ -182,6 +182,7 @@ impl ServerHandler for Gateway {
         // The list is the same for every app and every run: hosts may keep it.
         let mut list = tools::list();
         if view::supported(ctx.client_capabilities().as_ref()) {
+            list.extend(tools::show_tool());
             view::link(VIEW, &mut list);
         }
         Ok(ListToolsResult::with_all_items(list).with_ttl_ms(0).with_cache_scope(CacheScope::Public))

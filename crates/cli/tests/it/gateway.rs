@@ -977,10 +977,11 @@ fn a_host_that_draws_views_gets_the_view_linked_from_the_record_tools() {
     let mut gw =
         host_declaring(&home, &[], &[], json!({"extensions": {UI: {"mimeTypes": ["text/html;profile=mcp-app"]}}}));
     let list = gw.request("tools/list", json!({}));
-    let expected: Vec<(String, String)> = ["query", "get", "create", "update", "delete", "run_operation", "job_status"]
-        .iter()
-        .map(|n| (n.to_string(), VIEW.to_owned()))
-        .collect();
+    let expected: Vec<(String, String)> =
+        ["query", "get", "create", "update", "delete", "run_operation", "job_status", "show"]
+            .iter()
+            .map(|n| (n.to_string(), VIEW.to_owned()))
+            .collect();
     assert_eq!(linked(&list), expected);
 
     let resources = gw.request("resources/list", json!({}));
@@ -995,6 +996,22 @@ fn a_host_that_draws_views_gets_the_view_linked_from_the_record_tools() {
     let other = gw.request("resources/read", json!({"uri": "ui://kanban/view"}));
     assert_eq!(other["error"]["code"], -32602, "{other}");
 
+    // show: the app's own surfaces, checked by the app, for such hosts only.
+    let show = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "show").unwrap();
+    assert_eq!(show["inputSchema"]["required"], json!(["app"]));
+    let form = json!([{"version": "v1.0", "createSurface": {"surfaceId": "ask", "dataModel": {"ok": false},
+        "components": [{"id": "root", "component": "CheckBox", "label": "OK?", "value": {"path": "/ok"}}]}}]);
+    let shown = gw.ok("show", json!({"app": "kanban", "messages": form}));
+    assert_eq!(shown["surfaces"][0]["createSurface"]["surfaceId"], "ask");
+    let set = json!([{"version": "v1.0", "updateDataModel": {"surfaceId": "ask", "path": "/ok", "value": true}}]);
+    gw.ok("show", json!({"app": "kanban", "messages": set}));
+    let read = gw.ok("show", json!({"app": "kanban", "surfaceId": "ask"}));
+    assert_eq!(read["surfaces"][0]["createSurface"]["dataModel"], json!({"ok": true}));
+    let mut bad = form.clone();
+    bad[0]["createSurface"]["components"][0]["component"] = json!("Iframe");
+    let refused = gw.refused("show", json!({"app": "kanban", "messages": bad}));
+    assert_eq!(refused["code"], "unknown_component", "{refused}");
+
     // The view's describe call, as it makes it through the host.
     let described = gw.ok("describe", json!({"app": "kanban"}));
     assert_eq!(described["entities"]["cards"]["label"], "title");
@@ -1003,6 +1020,7 @@ fn a_host_that_draws_views_gets_the_view_linked_from_the_record_tools() {
     let mut plain = Gateway::legacy(&home, &[], &[]);
     let list = plain.request("tools/list", json!({}));
     assert!(linked(&list).is_empty());
+    assert!(!list["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "show"));
     assert!(!list.to_string().contains("ui://"));
     let init = Gateway::start(&home, &[], &[]).request(
         "initialize",

@@ -160,7 +160,12 @@ pub fn compact() -> Vec<Value> {
 /// `show`: A2UI surfaces, for hosts that draw this app's view (the only
 /// place a surface is drawn), so other hosts' lists keep their size.
 pub fn show_tool() -> Tool {
-    let def = json!({
+    serde_json::from_value(show_def()).unwrap_or_else(|_| Tool::new("show", "", Map::new()))
+}
+
+/// `show`'s definition (the gateway adds its `app` argument).
+pub fn show_def() -> Value {
+    json!({
         "name": "show",
         "description": format!(
             "Show the person an A2UI v1.0 surface in this app's view (a form, a list, cards, an approval), or read one back. \
@@ -175,8 +180,23 @@ pub fn show_tool() -> Tool {
             "surfaceId": {"type": "string", "description": "Read this surface back."},
         }), &[]),
         "annotations": annotations("Show a surface", false, false, true),
-    });
-    serde_json::from_value(def).unwrap_or_else(|_| Tool::new("show", "", Map::new()))
+    })
+}
+
+/// What `show` says of the surfaces it touched or read.
+pub fn show_text(surfaces: &[Value]) -> String {
+    let said: Vec<String> = surfaces
+        .iter()
+        .map(|m| match m.get("createSurface") {
+            Some(c) => format!(
+                "{} ({} components) is shown to the person",
+                c["surfaceId"].as_str().unwrap_or_default(),
+                c["components"].as_array().map_or(0, Vec::len)
+            ),
+            None => format!("{} is gone", m["deleteSurface"]["surfaceId"].as_str().unwrap_or_default()),
+        })
+        .collect();
+    format!("{}. Read what the person entered with show {{surfaceId}}.", said.join("; "))
 }
 
 /// `run_operation` and `job_status`, listed only when the app has operations;
@@ -438,18 +458,7 @@ async fn show(state: &State, origin: &Call<'_>, args: &Map<String, Value>) -> Re
             return Ok(Answer { value: json!({ "surfaces": listed }), text: Some(text) });
         }
     };
-    let said: Vec<String> = surfaces
-        .iter()
-        .map(|m| match m.get("createSurface") {
-            Some(c) => format!(
-                "{} ({} components) is shown to the person",
-                c["surfaceId"].as_str().unwrap_or_default(),
-                c["components"].as_array().map_or(0, Vec::len)
-            ),
-            None => format!("{} is gone", m["deleteSurface"]["surfaceId"].as_str().unwrap_or_default()),
-        })
-        .collect();
-    let text = format!("{}. Read what the person entered with show {{surfaceId}}.", said.join("; "));
+    let text = show_text(&surfaces);
     Ok(Answer { value: json!({ "catalogId": a2app_a2ui::CATALOG_ID, "surfaces": surfaces }), text: Some(text) })
 }
 

@@ -125,7 +125,8 @@ pub async fn call(
     let args = request.arguments.clone().unwrap_or_default();
     let outcome = match name {
         "apps" => apps(gw).await.map(Step::from),
-        "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status" | "whoami" => {
+        "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status" | "whoami"
+        | "show" => {
             match &request.request_state {
                 // A 2026-07-28 host repeating a call with the person's answer.
                 Some(state) => resume(gw, name, &args, state, request.input_responses.as_ref()).await.map(Step::from),
@@ -183,9 +184,33 @@ async fn on_app(
         "delete" => delete(&session, args).await?,
         "run_operation" => return run(gw, &mut session, args, ctx).await,
         "job_status" => Answer::json(session.api.job(&required(args, "jobId")?).await?),
+        "show" => show(&session, args).await?,
         _ => Answer::json(session.api.whoami().await?),
     };
     Ok(answer.into())
+}
+
+/// `show`, for hosts that draw views: the app's own A2UI surfaces, over its
+/// `/api/_a2app/surfaces` (the app checks every message against its catalog).
+pub fn show_tool() -> Option<Tool> {
+    serde_json::from_value(with_app(app_tools::show_def())).ok()
+}
+
+async fn show(session: &Session, args: &Map<String, Value>) -> Result<Answer, Failure> {
+    let surfaces = match (args.get("messages"), text(args, "surfaceId")?) {
+        (Some(batch), _) => session.api.render_surfaces(batch, &key(args)?).await?["surfaces"].clone(),
+        (None, Some(id)) => json!([session.api.surface(&id).await?]),
+        (None, None) => {
+            let listed = session.api.surfaces().await?["items"].clone();
+            let n = listed.as_array().map_or(0, Vec::len);
+            return Ok(Answer {
+                value: json!({ "surfaces": listed }),
+                text: format!("{n} surfaces; show {{surfaceId}} reads one."),
+            });
+        }
+    };
+    let text = app_tools::show_text(surfaces.as_array().map_or(&[], Vec::as_slice));
+    Ok(Answer { value: json!({ "catalogId": a2app_a2ui::CATALOG_ID, "surfaces": surfaces }), text })
 }
 
 /// `apps`: every app in reach, each probed through the same gate as a call.
