@@ -42,13 +42,14 @@ impl Surface {
     }
 }
 
-/// One message, read and checked on its own.
+/// One message, read and checked on its own. `at` is its body's JSON Pointer
+/// in the batch (`/0/createSurface`), where problems found later are placed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
-    Create { surface_id: String, components: Vec<Value>, data_model: Value },
-    UpdateComponents { surface_id: String, components: Vec<Value> },
-    UpdateData { surface_id: String, path: String, value: Value },
-    Delete { surface_id: String },
+    Create { at: String, surface_id: String, components: Vec<Value>, data_model: Value },
+    UpdateComponents { at: String, surface_id: String, components: Vec<Value> },
+    UpdateData { at: String, surface_id: String, path: String, value: Value },
+    Delete { at: String, surface_id: String },
 }
 
 impl Message {
@@ -57,7 +58,16 @@ impl Message {
             Message::Create { surface_id, .. }
             | Message::UpdateComponents { surface_id, .. }
             | Message::UpdateData { surface_id, .. }
-            | Message::Delete { surface_id } => surface_id,
+            | Message::Delete { surface_id, .. } => surface_id,
+        }
+    }
+
+    pub fn at(&self) -> &str {
+        match self {
+            Message::Create { at, .. }
+            | Message::UpdateComponents { at, .. }
+            | Message::UpdateData { at, .. }
+            | Message::Delete { at, .. } => at,
         }
     }
 }
@@ -206,12 +216,12 @@ fn message(item: &Value, at: &str, rules: &Rules) -> Result<Message, Vec<Violati
                     Value::Null
                 }
             };
-            Message::Create { surface_id, components, data_model }
+            Message::Create { at, surface_id, components, data_model }
         }
         "updateComponents" => {
             let components = components(true);
             duplicates(&components, &at, &mut problems);
-            Message::UpdateComponents { surface_id, components }
+            Message::UpdateComponents { at, surface_id, components }
         }
         "updateDataModel" => {
             let path = match body.get("path") {
@@ -251,9 +261,9 @@ fn message(item: &Value, at: &str, rules: &Rules) -> Result<Message, Vec<Violati
                 }
                 Some(v) => v.clone(),
             };
-            Message::UpdateData { surface_id, path, value }
+            Message::UpdateData { at, surface_id, path, value }
         }
-        _ => Message::Delete { surface_id },
+        _ => Message::Delete { at, surface_id },
     };
     if problems.is_empty() { Ok(parsed) } else { Err(problems) }
 }
@@ -549,12 +559,13 @@ pub fn apply(
     let mut next = surfaces.clone();
     let mut problems = Vec::new();
     let mut touched: Vec<String> = Vec::new();
-    for (i, m) in messages.into_iter().enumerate() {
+    for m in messages {
         let id = m.surface_id().to_owned();
+        let place = m.at().to_owned();
         let slot = next.entry(id.clone()).or_insert(None);
         let missing = || {
             Violation::new(ErrorCode::UnknownSurface, format!("no surface {id}; createSurface makes one"))
-                .field(format!("/{i}/surfaceId"))
+                .field(format!("{place}/surfaceId"))
                 .got(Value::from(id.clone()))
         };
         match m {
@@ -577,9 +588,7 @@ pub fn apply(
             Message::UpdateData { path, value, .. } => match slot {
                 Some(s) => {
                     if let Err(why) = set_pointer(&mut s.data_model, &path, value) {
-                        problems.push(
-                            Violation::new(ErrorCode::InvalidProperty, why).field(format!("/{i}/updateDataModel/path")),
-                        );
+                        problems.push(Violation::new(ErrorCode::InvalidProperty, why).field(format!("{place}/path")));
                     }
                 }
                 None => problems.push(missing()),
@@ -852,12 +861,16 @@ mod tests {
         assert_eq!(
             codes(&problems),
             [
-                ("unknown_surface", "/2/surfaceId"),
+                ("unknown_surface", "/2/updateDataModel/surfaceId"),
                 ("dangling_reference", "surfaces/new-card/components/root"),
                 ("dangling_reference", "surfaces/new-card/components/loop"),
             ]
         );
         assert_eq!(surfaces, before, "all or nothing");
+        // A message sent alone is placed from its own root.
+        let alone = json!({"version": "v1.0", "deleteSurface": {"surfaceId": "nowhere"}});
+        let problems = apply(parse(&alone, &rules()).unwrap(), &mut surfaces).unwrap_err();
+        assert_eq!(codes(&problems), [("unknown_surface", "/deleteSurface/surfaceId")]);
         let headless = json!({"version": "v1.0", "createSurface": {"surfaceId": "h", "components": [{"id": "a", "component": "Divider"}]}});
         let problems = apply(parse(&headless, &rules()).unwrap(), &mut surfaces).unwrap_err();
         assert_eq!(codes(&problems), [("dangling_reference", "surfaces/h/root")]);
