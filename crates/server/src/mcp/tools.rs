@@ -183,9 +183,16 @@ pub fn show_def() -> Value {
     })
 }
 
-/// What `show` says of the surfaces it touched or read.
-pub fn show_text(surfaces: &[Value]) -> String {
-    let said: Vec<String> = surfaces
+/// `show`'s answer and its text: the surfaces it touched or read (with the
+/// catalog id), or, for a `listing`, every surface's id. The gateway answers
+/// the same.
+pub fn show_answer(surfaces: Value, listing: bool) -> (Value, String) {
+    let items = surfaces.as_array().map_or(&[][..], Vec::as_slice);
+    if listing {
+        let text = format!("{} surfaces; show {{surfaceId}} reads one.", items.len());
+        return (json!({ "surfaces": surfaces }), text);
+    }
+    let said: Vec<String> = items
         .iter()
         .map(|m| match m.get("createSurface") {
             Some(c) => format!(
@@ -196,7 +203,8 @@ pub fn show_text(surfaces: &[Value]) -> String {
             None => format!("{} is gone", m["deleteSurface"]["surfaceId"].as_str().unwrap_or_default()),
         })
         .collect();
-    format!("{}. Read what the person entered with show {{surfaceId}}.", said.join("; "))
+    let text = format!("{}. Read what the person entered with show {{surfaceId}}.", said.join("; "));
+    (json!({ "catalogId": a2app_a2ui::CATALOG_ID, "surfaces": surfaces }), text)
 }
 
 /// `run_operation` and `job_status`, listed only when the app has operations;
@@ -449,17 +457,12 @@ async fn show(state: &State, origin: &Call<'_>, args: &Map<String, Value>) -> Re
     // Reading is a write's credential too: a surface holds what the person
     // typed, which is theirs and the agent's, not every visitor's.
     crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
-    let surfaces = match (args.get("messages"), text(args, "surfaceId")?) {
-        (Some(batch), _) => a2app_core::surfaces::render(app, batch).await?,
-        (None, Some(id)) => vec![a2app_core::surfaces::get(app, &id).await?],
-        (None, None) => {
-            let listed = a2app_core::surfaces::list(app).await?;
-            let text = format!("{} surfaces; show {{surfaceId}} reads one.", listed.len());
-            return Ok(Answer { value: json!({ "surfaces": listed }), text: Some(text) });
-        }
+    let (value, text) = match (args.get("messages"), text(args, "surfaceId")?) {
+        (Some(batch), _) => show_answer(Value::from(a2app_core::surfaces::render(app, batch).await?), false),
+        (None, Some(id)) => show_answer(json!([a2app_core::surfaces::get(app, &id).await?]), false),
+        (None, None) => show_answer(Value::from(a2app_core::surfaces::list(app).await?), true),
     };
-    let text = show_text(&surfaces);
-    Ok(Answer { value: json!({ "catalogId": a2app_a2ui::CATALOG_ID, "surfaces": surfaces }), text: Some(text) })
+    Ok(Answer { value, text: Some(text) })
 }
 
 /// `run_operation` and `job_status`.

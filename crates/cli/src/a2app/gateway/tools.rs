@@ -197,20 +197,14 @@ pub fn show_tool() -> Option<Tool> {
 }
 
 async fn show(session: &Session, args: &Map<String, Value>) -> Result<Answer, Failure> {
-    let surfaces = match (args.get("messages"), text(args, "surfaceId")?) {
-        (Some(batch), _) => session.api.render_surfaces(batch, &key(args)?).await?["surfaces"].clone(),
-        (None, Some(id)) => json!([session.api.surface(&id).await?]),
-        (None, None) => {
-            let listed = session.api.surfaces().await?["items"].clone();
-            let n = listed.as_array().map_or(0, Vec::len);
-            return Ok(Answer {
-                value: json!({ "surfaces": listed }),
-                text: format!("{n} surfaces; show {{surfaceId}} reads one."),
-            });
+    let (value, text) = match (args.get("messages"), text(args, "surfaceId")?) {
+        (Some(batch), _) => {
+            app_tools::show_answer(session.api.render_surfaces(batch, &key(args)?).await?["surfaces"].take(), false)
         }
+        (None, Some(id)) => app_tools::show_answer(json!([session.api.surface(&id).await?]), false),
+        (None, None) => app_tools::show_answer(session.api.surfaces().await?["items"].take(), true),
     };
-    let text = app_tools::show_text(surfaces.as_array().map_or(&[], Vec::as_slice));
-    Ok(Answer { value: json!({ "catalogId": a2app_a2ui::CATALOG_ID, "surfaces": surfaces }), text })
+    Ok(Answer { value, text })
 }
 
 /// `apps`: every app in reach, each probed through the same gate as a call.
