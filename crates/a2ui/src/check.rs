@@ -191,6 +191,9 @@ fn message(item: &Value, at: &str, rules: &Rules) -> Result<Message, Vec<Violati
         "createSurface" => {
             let components = components(false);
             duplicates(&components, &at, &mut problems);
+            if let Some(v) = body.get("sendDataModel").filter(|v| !v.is_boolean()) {
+                problems.push(bad(&format!("{at}/sendDataModel"), "a boolean", v));
+            }
             match body.get("catalogId") {
                 None => {}
                 Some(Value::String(id)) if id == catalog::CATALOG_ID => {}
@@ -956,6 +959,8 @@ mod tests {
             codes(&parse(&update("", json!(["x"])), &rules()).unwrap_err()),
             [("invalid_property", "/updateDataModel/value")]
         );
+        let send = json!({"version": "v1.0", "createSurface": {"surfaceId": "s", "sendDataModel": "yes"}});
+        assert_eq!(codes(&parse(&send, &rules()).unwrap_err()), [("invalid_property", "/createSurface/sendDataModel")]);
         // Two components with one id in a message.
         let twice = json!({"version": "v1.0", "updateComponents": {"surfaceId": "s", "components": [
             {"id": "root", "component": "Divider"}, {"id": "root", "component": "Text", "text": "x"}]}});
