@@ -1,4 +1,5 @@
-//! An app directory: `app.toml`, `schema.json`, `operations.json`, `ui/`, and
+//! An app directory: `app.toml`, `schema.json`, `operations.json`,
+//! `requests.json`, `ui/`, and
 //! the runtime state created at launch (`data/`, `logs/`, `.agent-token`).
 //!
 //! Loading validates every file and reports every problem at once; it is what
@@ -8,6 +9,7 @@
 pub mod config;
 pub mod operations;
 pub mod presentation;
+pub mod requests;
 
 use crate::problem::Problem;
 use protocol::schema::Schema;
@@ -24,6 +26,8 @@ pub struct AppDefinition {
     /// Shared with the store's writer, which needs it for every write.
     pub schema: Arc<Schema>,
     pub operations: Vec<operations::Operation>,
+    /// What the app may ask an agent for (`requests.json`).
+    pub requests: Vec<requests::Capability>,
 }
 
 impl AppDefinition {
@@ -88,9 +92,19 @@ pub fn load(dir: &Path) -> Result<AppDefinition, Vec<Problem>> {
             }
         },
     };
-    match (config, schema, operations) {
-        (Some(config), Some(schema), Some(operations)) if problems.is_empty() => {
-            Ok(AppDefinition { dir: dir.to_path_buf(), config, schema: Arc::new(schema), operations })
+    let requests = match read(requests::FILE, &mut problems, false) {
+        None => Some(Vec::new()),
+        Some(text) => match requests::parse(&text, schema.as_ref()) {
+            Ok(caps) => Some(caps),
+            Err(p) => {
+                problems.extend(p.list);
+                None
+            }
+        },
+    };
+    match (config, schema, operations, requests) {
+        (Some(config), Some(schema), Some(operations), Some(requests)) if problems.is_empty() => {
+            Ok(AppDefinition { dir: dir.to_path_buf(), config, schema: Arc::new(schema), operations, requests })
         }
         _ => Err(problems),
     }

@@ -78,20 +78,7 @@ pub fn describe(app: &App) -> Describe {
         .map(|op| DescribedOperation {
             name: op.name.clone(),
             description: op.description.clone(),
-            params: op
-                .params
-                .iter()
-                .map(|p| {
-                    let param = DescribedParam {
-                        kind: p.kind.as_str().into(),
-                        required: p.required,
-                        default: p.default.clone(),
-                        choices: p.choices.clone(),
-                        description: p.description.clone(),
-                    };
-                    (p.name.clone(), param)
-                })
-                .collect(),
+            params: described_params(&op.params),
             executor: op.run.kind().to_owned(),
             destructive: op.destructive,
             schedule: op.schedule.clone(),
@@ -112,7 +99,39 @@ pub fn describe(app: &App) -> Describe {
         schema_version: app.schema_version.clone(),
         entities,
         operations,
+        requests: def.requests.iter().map(capability).collect(),
         conventions: CONVENTIONS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<IndexMap<_, _>>(),
+    }
+}
+
+/// Declared params as describe publishes them.
+fn described_params(params: &[crate::app::operations::Param]) -> IndexMap<String, DescribedParam> {
+    params
+        .iter()
+        .map(|p| {
+            let param = DescribedParam {
+                kind: p.kind.as_str().into(),
+                required: p.required,
+                default: p.default.clone(),
+                choices: p.choices.clone(),
+                description: p.description.clone(),
+            };
+            (p.name.clone(), param)
+        })
+        .collect()
+}
+
+/// A capability of `requests.json` as describe publishes it: the words a
+/// person consents to on the agent's side.
+pub fn capability(c: &crate::app::requests::Capability) -> protocol::request::Capability {
+    protocol::request::Capability {
+        name: c.name.clone(),
+        title: c.title.clone(),
+        description: c.description.clone(),
+        reads: c.reads.clone(),
+        writes: c.writes.clone(),
+        params: described_params(&c.params),
+        result: described_params(&c.result),
     }
 }
 

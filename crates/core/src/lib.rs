@@ -32,6 +32,7 @@ pub mod rules;
 pub mod schedule;
 pub mod schema;
 pub mod store;
+pub mod requests;
 pub mod surfaces;
 pub mod token;
 pub mod users;

@@ -386,6 +386,16 @@ async fn audit(
 /// Checks the params against their declarations, reporting every problem at
 /// once in the guard's vocabulary, and applies defaults.
 pub fn normalize(op: &Operation, raw: &Value) -> Result<Map<String, Value>, Error> {
+    normalize_params(&op.name, &op.params, raw)
+}
+
+/// [`normalize`] for any list of declared params (an operation's, or a
+/// request capability's params and result); `owner` names them in messages.
+pub fn normalize_params(
+    owner: &str,
+    params: &[crate::app::operations::Param],
+    raw: &Value,
+) -> Result<Map<String, Value>, Error> {
     let empty = Map::new();
     let given = match raw {
         Value::Null => &empty,
@@ -398,19 +408,19 @@ pub fn normalize(op: &Operation, raw: &Value) -> Result<Map<String, Value>, Erro
         }
     };
     let mut violations = Vec::new();
-    let names: Vec<&str> = op.params.iter().map(|p| p.name.as_str()).collect();
+    let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
     for key in given.keys().filter(|k| !names.contains(&k.as_str())) {
         let declared = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
         violations.push(
             Violation::new(
                 ErrorCode::InvalidParam,
-                format!("\"{key}\" is not a param of {} (params: {declared})", op.name),
+                format!("\"{key}\" is not a param of {} (params: {declared})", owner),
             )
             .field(key.clone()),
         );
     }
     let mut out = Map::new();
-    for p in &op.params {
+    for p in params {
         match given.get(&p.name) {
             None | Some(Value::Null) => {
                 if let Some(d) = &p.default {

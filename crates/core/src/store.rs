@@ -137,6 +137,26 @@ pub trait Store: Send + Sync + 'static {
     /// Every surface's id and when it last changed, newest first.
     fn surfaces(&self) -> Result<Vec<(String, String)>, StoreError>;
 
+    /// Adds a request to the app-to-agent queue (durable when this returns),
+    /// unless `max_open` are pending or claimed (then `false`); beyond `keep`
+    /// requests the oldest closed ones are dropped.
+    fn ask(&self, request: &protocol::request::AgentRequest, max_open: u64, keep: u64) -> Result<bool, StoreError>;
+
+    /// One request, if it exists.
+    fn request(&self, id: &str) -> Result<Option<protocol::request::AgentRequest>, StoreError>;
+
+    /// A page of requests, newest first, and how many match the filter.
+    fn requests(&self, filter: &RequestFilter) -> Result<(Vec<protocol::request::AgentRequest>, u64), StoreError>;
+
+    /// Moves a request on (claim, answer, cancel), atomically against its
+    /// stored state; durable when this returns.
+    fn step_request(
+        &self,
+        id: &str,
+        step: &RequestStep,
+        now: &str,
+    ) -> Result<Result<protocol::request::AgentRequest, RequestConflict>, StoreError>;
+
     /// Stores a new approval key (durable when this returns). Expired keys
     /// are dropped first; past `max` pending keys, the ones expiring soonest go.
     fn issue_approval(&self, approval: &Approval, now: &str, max: usize) -> Result<(), StoreError>;
@@ -144,6 +164,38 @@ pub trait Store: Send + Sync + 'static {
     /// Spends the key `key` for this call, atomically: it is marked used only
     /// if [`Approval::admits`] the call and it is unexpired at `now`.
     fn spend_approval(&self, key: &str, call: &ApprovedCall, now: &str) -> Result<Result<(), Refusal>, StoreError>;
+}
+
+/// Which requests to list: `None` is any.
+#[derive(Debug, Clone, Default)]
+pub struct RequestFilter {
+    pub status: Option<protocol::request::RequestStatus>,
+    pub capability: Option<String>,
+    pub requested_by: Option<String>,
+    pub limit: u64,
+    pub offset: u64,
+}
+
+/// One change of a request's state.
+#[derive(Debug, Clone)]
+pub enum RequestStep {
+    /// An agent takes a pending request, or one whose lease ran out.
+    Claim { key_hash: String, agent: Option<String>, lease_until: String },
+    /// The holder of the current claim answers: a result, or why it failed.
+    Answer { key_hash: String, outcome: Result<Map<String, Value>, String> },
+    /// The person takes it back; `by`: only if they asked it.
+    Cancel { by: Option<String> },
+}
+
+/// Why a step does not apply to a request's stored state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestConflict {
+    NotFound,
+    /// Claimed by another agent until this instant.
+    Claimed(String),
+    Closed(protocol::request::RequestStatus),
+    /// Not the key of the request's current claim.
+    WrongKey,
 }
 
 /// What rendering answers: each touched surface's id and state (`None`:

@@ -13,6 +13,9 @@ pub struct Describe {
     pub schema_version: String,
     pub entities: IndexMap<String, DescribedEntity>,
     pub operations: Vec<DescribedOperation>,
+    /// What the app may ask an agent to do (`requests.json`); absent when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<crate::request::Capability>,
     /// Rules for driving the app well, not just legally, keyed by topic.
     pub conventions: IndexMap<String, String>,
 }

@@ -77,6 +77,10 @@ error_codes! {
     WrongCatalog = ("wrong_catalog", 400),
     RefusedFunction = ("refused_function", 400),
     UnknownAction = ("unknown_action", 400),
+    // The app-to-agent queue.
+    UnknownCapability = ("unknown_capability", 404),
+    RequestClaimed = ("request_claimed", 409),
+    RequestClosed = ("request_closed", 409),
     // Who may do what.
     ForbiddenOrigin = ("forbidden_origin", 403),
     ForbiddenHost = ("forbidden_host", 403),

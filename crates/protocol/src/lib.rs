@@ -12,6 +12,7 @@ pub mod identity;
 pub mod operation;
 pub mod page;
 pub mod receipt;
+pub mod request;
 pub mod schema;
 
 pub use error::{ErrorBody, ErrorCode, Violation};

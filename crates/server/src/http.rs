@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod identity;
 pub mod ops;
 pub mod records;
+pub mod requests;
 pub mod surfaces;
 
 use crate::realtime::Realtime;
@@ -57,6 +58,11 @@ pub fn router(state: State) -> Router {
         .route("/api/_a2app/actions", get(identity::actions))
         .route("/api/_a2app/surfaces", get(surfaces::list).post(surfaces::render))
         .route("/api/_a2app/a2ui/catalog", get(surfaces::catalog))
+        .route("/api/_a2app/requests", get(requests::list).post(requests::ask))
+        .route("/api/_a2app/requests/{id}", get(requests::get))
+        .route("/api/_a2app/requests/{id}/claim", post(requests::claim))
+        .route("/api/_a2app/requests/{id}/answer", post(requests::answer))
+        .route("/api/_a2app/requests/{id}/cancel", post(requests::cancel))
         .route("/api/_a2app/surfaces/{id}", get(surfaces::get))
         .route("/api/collections/{entity}/records", get(records::list).post(records::create))
         .route(

@@ -207,7 +207,19 @@ impl StreamState {
             .read()
             .map(|s| s.iter().filter(|s| matches(s, change)).cloned().collect())
             .unwrap_or_default();
-        if subs.is_empty() || !records::may_see(&self.app, &self.caller, change).await.unwrap_or(false) {
+        if subs.is_empty() {
+            return;
+        }
+        if change.entity == a2app_core::requests::TOPIC {
+            // The queue is not an entity: no rules, no shaping.
+            if a2app_core::requests::may_see(&self.app, &self.caller, &change.record) {
+                for sub in subs {
+                    write_frame(&mut self.pending, &sub.head, change.encoded());
+                }
+            }
+            return;
+        }
+        if !records::may_see(&self.app, &self.caller, change).await.unwrap_or(false) {
             return;
         }
         let whole = !rules::may_redact(&self.app, &self.caller, &change.entity);

@@ -246,7 +246,7 @@ pub fn parse(text: &str, schema: Option<&Schema>) -> Result<Vec<Operation>, Prob
     if problems.is_empty() { Ok(ops) } else { Err(problems) }
 }
 
-fn params(node: &Node, path: &str, problems: &mut Problems) -> Vec<Param> {
+pub(crate) fn params(node: &Node, path: &str, problems: &mut Problems) -> Vec<Param> {
     let Node::Object(members) = node else {
         problems.push(path, "params must be an object of name → {type, required, default, enum}");
         return Vec::new();
@@ -320,7 +320,7 @@ fn params(node: &Node, path: &str, problems: &mut Problems) -> Vec<Param> {
     out
 }
 
-fn is_op_name(name: &str) -> bool {
+pub(crate) fn is_op_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some('a'..='z')) && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_' | '.' | '-'))
 }

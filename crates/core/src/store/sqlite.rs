@@ -11,6 +11,7 @@ mod migrate;
 pub mod query;
 pub(crate) use migrate::index_name;
 mod row;
+mod requests;
 mod surfaces;
 mod users;
 mod writer;
@@ -551,6 +552,32 @@ impl Store for SqliteStore {
 
     fn surfaces(&self) -> Result<Vec<(String, String)>, StoreError> {
         surfaces::list(&*self.reader()?)
+    }
+
+    fn ask(&self, request: &protocol::request::AgentRequest, max_open: u64, keep: u64) -> Result<bool, StoreError> {
+        let request = request.clone();
+        self.on_writer(move |conn| requests::ask(conn, &request, max_open, keep))
+    }
+
+    fn request(&self, id: &str) -> Result<Option<protocol::request::AgentRequest>, StoreError> {
+        requests::get(&*self.reader()?, id)
+    }
+
+    fn requests(
+        &self,
+        filter: &crate::store::RequestFilter,
+    ) -> Result<(Vec<protocol::request::AgentRequest>, u64), StoreError> {
+        requests::list(&*self.reader()?, filter)
+    }
+
+    fn step_request(
+        &self,
+        id: &str,
+        step: &crate::store::RequestStep,
+        now: &str,
+    ) -> Result<Result<protocol::request::AgentRequest, crate::store::RequestConflict>, StoreError> {
+        let (id, step, now) = (id.to_owned(), step.clone(), now.to_owned());
+        self.on_writer(move |conn| requests::step(conn, &id, &step, &now))
     }
 
     fn issue_approval(&self, approval: &crate::store::Approval, now: &str, max: usize) -> Result<(), StoreError> {

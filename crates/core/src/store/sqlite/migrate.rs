@@ -43,6 +43,11 @@ const INTERNAL_TABLES: &str = "
         operation TEXT PRIMARY KEY NOT NULL, last_run TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS _a2app_surfaces (
         id TEXT PRIMARY KEY NOT NULL, doc BLOB NOT NULL, updated TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS _a2app_requests (
+        id TEXT PRIMARY KEY NOT NULL, capability TEXT NOT NULL, params TEXT NOT NULL, status TEXT NOT NULL,
+        requested_by TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL, claimed_by TEXT,
+        lease_until TEXT, result TEXT, failure TEXT, claim_hash TEXT);
+    CREATE INDEX IF NOT EXISTS _a2app_requests_open ON _a2app_requests (status, created);
     CREATE TABLE IF NOT EXISTS _a2app_approvals (
         key TEXT PRIMARY KEY NOT NULL, approver TEXT NOT NULL, operation TEXT NOT NULL, params TEXT NOT NULL,
         expires TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0);

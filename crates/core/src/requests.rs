@@ -1,0 +1,338 @@
+//! The app-to-agent queue (DESIGN §8): a person asks, from the app, for one
+//! of the capabilities `requests.json` declares; a linked agent claims the
+//! request, does the work and answers it; the answer reaches the app's page
+//! through realtime (topic [`TOPIC`]) or a poll.
+//!
+//! The security shape is the point: the app asks only for a declared
+//! capability with params checked against their declarations (data, never
+//! instructions); only a person asks (the app's own page or a signed-in
+//! user, never an agent, so agents cannot drive each other through an app);
+//! only the agent token claims, and only the claim's key answers, with a
+//! result checked like params. Consent per capability is the agent side's
+//! (`a2app`): what an app may ask is public in describe, so a client can show
+//! it in words before it ever delivers a request.
+
+use crate::app::App;
+use crate::app::requests::Capability;
+use crate::caller::{Caller, CallerKind};
+use crate::error::Error;
+use crate::realtime::{Action, Change};
+use crate::records::blocking;
+use crate::store::{RequestConflict, RequestFilter, RequestStep};
+use protocol::request::{AgentRequest, Claimed, RequestStatus};
+use protocol::{ErrorCode, Violation};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// The realtime topic of request changes (`_a2app_requests/*` or `/ID`).
+pub const TOPIC: &str = "_a2app_requests";
+/// Most requests waiting or claimed at once: a page cannot flood agents.
+pub const MAX_OPEN: u64 = 100;
+/// Closed requests kept for reading back; older ones go.
+pub const KEEP: u64 = 1000;
+/// Largest encoded params and result.
+pub const MAX_PARAMS_BYTES: usize = 4 * 1024;
+pub const MAX_RESULT_BYTES: usize = 64 * 1024;
+pub const MAX_FAILURE_CHARS: usize = 1000;
+/// How long a claim holds unless the agent asks otherwise, and the bounds.
+pub const DEFAULT_LEASE_SECONDS: i64 = 600;
+pub const LEASE_SECONDS: std::ops::RangeInclusive<i64> = 30..=3600;
+
+/// Asks for a capability: `{"capability": name, "params": {…}}`.
+pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<AgentRequest, Error> {
+    let Some(by) = person(caller) else {
+        return Err(Error::Forbidden(
+            "requests are asked by a person, from the app's own page or as a signed-in user; an agent claims and answers them"
+                .into(),
+        ));
+    };
+    let fields = object(body, &["capability", "params"])?;
+    let name = fields.get("capability").and_then(Value::as_str).unwrap_or("");
+    let cap = capability(app, name)?;
+    let params = crate::operations::normalize_params(&cap.name, &cap.params, fields.get("params").unwrap_or(&Value::Null))?;
+    within(&params, MAX_PARAMS_BYTES, "params")?;
+    let now = crate::datetime::format(app.clock.now());
+    let request = AgentRequest {
+        id: crate::id::generate(),
+        capability: cap.name.clone(),
+        params,
+        status: RequestStatus::Pending,
+        requested_by: by,
+        created: now.clone(),
+        updated: now,
+        claimed_by: None,
+        lease_until: None,
+        result: None,
+        failure: None,
+    };
+    let store = Arc::clone(&app.store);
+    let stored = request.clone();
+    if !blocking(move || Ok(store.ask(&stored, MAX_OPEN, KEEP)?)).await? {
+        return Err(Error::Invalid(vec![Violation::new(
+            ErrorCode::OutOfRange,
+            format!("{MAX_OPEN} requests are waiting for an agent already; cancel some or wait for answers"),
+        )]));
+    }
+    publish(app, Action::Create, &request);
+    Ok(request)
+}
+
+/// A page of requests, newest first, `{page, perPage, totalItems, totalPages, items}`.
+pub async fn list(
+    app: &Arc<App>,
+    caller: &Caller,
+    status: Option<&str>,
+    capability: Option<&str>,
+    page: u64,
+    per_page: u64,
+) -> Result<Value, Error> {
+    let status = match status.filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => Some(RequestStatus::parse(s).ok_or_else(|| {
+            Error::Invalid(vec![
+                Violation::new(ErrorCode::InvalidEnum, "status is one of pending, claimed, done, failed, cancelled")
+                    .field("status")
+                    .got(Value::from(s)),
+            ])
+        })?),
+    };
+    let (page, per_page) = (page.max(1), per_page.clamp(1, 200));
+    let filter = RequestFilter {
+        status,
+        capability: capability.filter(|c| !c.is_empty()).map(str::to_owned),
+        requested_by: reader(app, caller)?,
+        limit: per_page,
+        offset: (page - 1).saturating_mul(per_page),
+    };
+    let store = Arc::clone(&app.store);
+    let (items, total) = blocking(move || Ok(store.requests(&filter)?)).await?;
+    Ok(json!({
+        "page": page, "perPage": per_page, "totalItems": total, "totalPages": total.div_ceil(per_page),
+        "items": items,
+    }))
+}
+
+pub async fn get(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentRequest, Error> {
+    let only = reader(app, caller)?;
+    let store = Arc::clone(&app.store);
+    let key = id.to_owned();
+    match blocking(move || Ok(store.request(&key)?)).await? {
+        Some(r) if only.as_ref().is_none_or(|by| *by == r.requested_by) => Ok(r),
+        _ => Err(Error::NotFound),
+    }
+}
+
+/// Claims a pending request (or one whose lease ran out) for the agent;
+/// `{"leaseSeconds": n}` optional. The key answered is the only way to answer.
+pub async fn claim(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> Result<Claimed, Error> {
+    agent(caller)?;
+    let fields = object(body, &["leaseSeconds"])?;
+    let lease = match fields.get("leaseSeconds") {
+        None | Some(Value::Null) => DEFAULT_LEASE_SECONDS,
+        Some(v) => match v.as_i64().filter(|s| LEASE_SECONDS.contains(s)) {
+            Some(s) => s,
+            None => {
+                return Err(Error::Invalid(vec![
+                    Violation::new(
+                        ErrorCode::OutOfRange,
+                        format!("leaseSeconds is a whole number from {} to {}", LEASE_SECONDS.start(), LEASE_SECONDS.end()),
+                    )
+                    .field("leaseSeconds")
+                    .got(v.clone()),
+                ]));
+            }
+        },
+    };
+    let now = app.clock.now();
+    let until = now
+        .checked_add(jiff::SignedDuration::from_secs(lease))
+        .map_err(|e| Error::Internal(format!("lease end: {e}")))?;
+    let key = format!("a2c_{}", crate::token::generate().trim_start_matches("a2a_"));
+    let step = RequestStep::Claim {
+        key_hash: digest(&key),
+        agent: caller.agent.clone(),
+        lease_until: crate::datetime::format(until),
+    };
+    let request = step_request(app, id, step).await?;
+    Ok(Claimed { request, claim_key: key })
+}
+
+/// Answers a claimed request: `{"claimKey", "result": {…}}` or
+/// `{"claimKey", "failure": "why"}`.
+pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> Result<AgentRequest, Error> {
+    agent(caller)?;
+    let fields = object(body, &["claimKey", "result", "failure"])?;
+    let Some(key) = fields.get("claimKey").and_then(Value::as_str).filter(|k| !k.is_empty()) else {
+        return Err(Error::Invalid(vec![
+            Violation::new(ErrorCode::RequiredField, "claimKey is required: the key claiming the request answered")
+                .field("claimKey"),
+        ]));
+    };
+    let outcome = match (fields.get("result"), fields.get("failure")) {
+        (Some(result), None) => {
+            let current = get(app, caller, id).await?;
+            let cap = capability(app, &current.capability)?;
+            let result = crate::operations::normalize_params(&cap.name, &cap.result, result)?;
+            within(&result, MAX_RESULT_BYTES, "result")?;
+            Ok(result)
+        }
+        (None, Some(Value::String(why))) if !why.trim().is_empty() && why.chars().count() <= MAX_FAILURE_CHARS => {
+            Err(why.clone())
+        }
+        (None, Some(other)) => {
+            return Err(Error::Invalid(vec![
+                Violation::new(
+                    ErrorCode::InvalidString,
+                    format!("failure says why, in 1 to {MAX_FAILURE_CHARS} characters"),
+                )
+                .field("failure")
+                .got(other.clone()),
+            ]));
+        }
+        _ => {
+            return Err(Error::Invalid(vec![Violation::new(
+                ErrorCode::RequiredField,
+                "answer with exactly one of result (the capability's result fields) or failure (why not)",
+            )
+            .field("result")]));
+        }
+    };
+    step_request(app, id, RequestStep::Answer { key_hash: digest(key), outcome }).await
+}
+
+/// Takes a request back (the person who asked it).
+pub async fn cancel(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentRequest, Error> {
+    let Some(by) = person(caller) else {
+        return Err(Error::Forbidden("a request is cancelled by the person who asked it; an agent answers it with a failure".into()));
+    };
+    let only = caller.user.is_some().then_some(by);
+    step_request(app, id, RequestStep::Cancel { by: only }).await
+}
+
+/// Whether this caller may see `request` (realtime's rule, as [`get`]'s).
+pub fn may_see(app: &App, caller: &Caller, record: &Map<String, Value>) -> bool {
+    match reader(app, caller) {
+        Ok(None) => true,
+        Ok(Some(by)) => record.get("requestedBy").and_then(Value::as_str) == Some(by.as_str()),
+        Err(_) => false,
+    }
+}
+
+async fn step_request(app: &Arc<App>, id: &str, step: RequestStep) -> Result<AgentRequest, Error> {
+    let store = Arc::clone(&app.store);
+    let now = crate::datetime::format(app.clock.now());
+    let key = id.to_owned();
+    let moved = blocking(move || Ok(store.step_request(&key, &step, &now)?)).await?;
+    match moved {
+        Ok(request) => {
+            publish(app, Action::Update, &request);
+            Ok(request)
+        }
+        Err(RequestConflict::NotFound) => Err(Error::NotFound),
+        Err(RequestConflict::Claimed(until)) => Err(Error::Invalid(vec![
+            Violation::new(ErrorCode::RequestClaimed, format!("another agent holds this request until {until}"))
+                .field("id"),
+        ])),
+        Err(RequestConflict::Closed(status)) => Err(Error::Invalid(vec![
+            Violation::new(ErrorCode::RequestClosed, format!("the request is {} already", status.as_str()))
+                .field("status")
+                .got(Value::from(status.as_str())),
+        ])),
+        Err(RequestConflict::WrongKey) => Err(Error::Invalid(vec![
+            Violation::new(
+                ErrorCode::RequestClaimed,
+                "this claimKey does not hold the request: it was claimed again after the lease ran out, or never by this key",
+            )
+            .field("claimKey"),
+        ])),
+    }
+}
+
+fn publish(app: &App, action: Action, request: &AgentRequest) {
+    if let Ok(Value::Object(record)) = serde_json::to_value(request) {
+        app.realtime.publish(Change::new(action, TOPIC.to_owned(), record));
+    }
+}
+
+/// Who asked, for a person: `own_ui`, or `user:<id>`.
+fn person(caller: &Caller) -> Option<String> {
+    match (&caller.kind, &caller.user) {
+        (CallerKind::Agent, _) => None,
+        (_, Some(user)) => Some(format!("user:{}", user.id)),
+        (CallerKind::OwnUi, None) => Some("own_ui".to_owned()),
+        (CallerKind::Anonymous, None) => None,
+    }
+}
+
+fn agent(caller: &Caller) -> Result<(), Error> {
+    if caller.kind == CallerKind::Agent {
+        Ok(())
+    } else {
+        Err(Error::Unauthorized("claiming and answering requests takes the agent token (X-LUI-Token)".into()))
+    }
+}
+
+/// Which requests a reader sees: all (`None`), or only a user's own. In a
+/// multi-user app that is the agent token's (all) or a signed-in user's.
+fn reader(app: &App, caller: &Caller) -> Result<Option<String>, Error> {
+    if app.definition.config.auth_mode != crate::app::AuthMode::MultiUser || caller.is_owner() {
+        return Ok(None);
+    }
+    match &caller.user {
+        Some(user) => Ok(Some(format!("user:{}", user.id))),
+        None => Err(Error::Unauthorized("sign in to read your requests (or send the agent token)".into())),
+    }
+}
+
+fn capability<'a>(app: &'a App, name: &str) -> Result<&'a Capability, Error> {
+    app.definition.requests.iter().find(|c| c.name == name).ok_or_else(|| {
+        let names: Vec<&str> = app.definition.requests.iter().map(|c| c.name.as_str()).collect();
+        let listed = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+        Error::Invalid(vec![
+            Violation::new(
+                ErrorCode::UnknownCapability,
+                format!("\"{name}\" is not a capability this app may ask for (capabilities: {listed})"),
+            )
+            .field("capability")
+            .got(Value::from(name)),
+        ])
+    })
+}
+
+/// The body as an object of only `allowed` keys (every other one reported).
+fn object<'a>(body: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value>, Error> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    let map = match body {
+        Value::Object(m) => m,
+        Value::Null => EMPTY.get_or_init(Map::new),
+        other => {
+            return Err(Error::Invalid(vec![
+                Violation::new(ErrorCode::InvalidJson, "the body is a JSON object").got(other.clone()),
+            ]));
+        }
+    };
+    let unknown: Vec<Violation> = map
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| {
+            Violation::new(ErrorCode::UnknownField, format!("\"{k}\" is not read here (fields: {})", allowed.join(", ")))
+                .field(k.clone())
+        })
+        .collect();
+    if unknown.is_empty() { Ok(map) } else { Err(Error::Invalid(unknown)) }
+}
+
+fn within(values: &Map<String, Value>, max: usize, what: &str) -> Result<(), Error> {
+    let size = serde_json::to_string(values).map(|s| s.len()).unwrap_or(usize::MAX);
+    if size <= max {
+        return Ok(());
+    }
+    Err(Error::Invalid(vec![
+        Violation::new(ErrorCode::TooLong, format!("the {what} take {size} bytes; at most {max}")).field(what.to_owned()),
+    ]))
+}
+
+fn digest(key: &str) -> String {
+    Sha256::digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}

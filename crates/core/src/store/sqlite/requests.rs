@@ -1,0 +1,163 @@
+//! The app-to-agent queue in SQLite (`_a2app_requests`). Every change of a
+//! request's state runs in one writer task that reads the row and checks the
+//! step against it, so two agents claiming at once get one claim and one
+//! refusal, and an answer with a superseded claim key changes nothing.
+
+use crate::store::{RequestConflict, RequestFilter, RequestStep, StoreError};
+use protocol::request::{AgentRequest, RequestStatus};
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde_json::{Map, Value};
+
+const COLUMNS: &str =
+    "id, capability, params, status, requested_by, created, updated, claimed_by, lease_until, result, failure";
+
+fn read(r: &Row<'_>) -> rusqlite::Result<(AgentRequest, Option<String>)> {
+    let json = |i: usize| -> rusqlite::Result<Option<Map<String, Value>>> {
+        let text: Option<String> = r.get(i)?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    };
+    let status: String = r.get(3)?;
+    let request = AgentRequest {
+        id: r.get(0)?,
+        capability: r.get(1)?,
+        params: json(2)?.unwrap_or_default(),
+        // Written only from `RequestStatus::as_str`.
+        status: RequestStatus::parse(&status).unwrap_or(RequestStatus::Failed),
+        requested_by: r.get(4)?,
+        created: r.get(5)?,
+        updated: r.get(6)?,
+        claimed_by: r.get(7)?,
+        lease_until: r.get(8)?,
+        result: json(9)?,
+        failure: r.get(10)?,
+    };
+    Ok((request, r.get(11)?))
+}
+
+fn as_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn encode(map: &Map<String, Value>) -> Result<String, StoreError> {
+    serde_json::to_string(map).map_err(|e| StoreError::Internal(e.to_string()))
+}
+
+/// Adds a request unless `max_open` are pending or claimed already; past
+/// `keep` requests, the oldest closed ones go.
+pub fn ask(conn: &Connection, r: &AgentRequest, max_open: u64, keep: u64) -> Result<bool, StoreError> {
+    let open: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed')")?
+        .query_row([], |row| row.get(0))?;
+    if open.max(0) as u64 >= max_open {
+        return Ok(false);
+    }
+    conn.prepare_cached(
+        "INSERT INTO _a2app_requests (id, capability, params, status, requested_by, created, updated)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+    )?
+    .execute(rusqlite::params![r.id, r.capability, encode(&r.params)?, r.status.as_str(), r.requested_by, r.created])?;
+    conn.prepare_cached(
+        "DELETE FROM _a2app_requests WHERE id IN (SELECT id FROM _a2app_requests
+         WHERE status IN ('done', 'failed', 'cancelled') ORDER BY created DESC, id DESC LIMIT -1 OFFSET ?1)",
+    )?
+    .execute([as_i64(keep)])?;
+    Ok(true)
+}
+
+fn load(conn: &Connection, id: &str) -> Result<Option<(AgentRequest, Option<String>)>, StoreError> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS}, claim_hash FROM _a2app_requests WHERE id = ?1"))?
+        .query_row([id], read)
+        .optional()?)
+}
+
+pub fn get(conn: &Connection, id: &str) -> Result<Option<AgentRequest>, StoreError> {
+    Ok(load(conn, id)?.map(|(r, _)| r))
+}
+
+/// A page of requests, newest first, and how many match.
+pub fn list(conn: &Connection, f: &RequestFilter) -> Result<(Vec<AgentRequest>, u64), StoreError> {
+    // Fixed SQL with NULL meaning "any": no value is spliced into the text.
+    let filter = "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR capability = ?2) AND (?3 IS NULL OR requested_by = ?3)";
+    let (status, cap, by) = (f.status.map(|s| s.as_str()), f.capability.as_deref(), f.requested_by.as_deref());
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT COUNT(*) FROM _a2app_requests WHERE {filter}"))?
+        .query_row(rusqlite::params![status, cap, by], |r| r.get(0))?;
+    let items = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS}, NULL FROM _a2app_requests WHERE {filter} ORDER BY created DESC, id DESC LIMIT ?4 OFFSET ?5"
+        ))?
+        .query_map(rusqlite::params![status, cap, by, as_i64(f.limit), as_i64(f.offset)], |r| read(r).map(|(r, _)| r))?
+        .collect::<Result<_, _>>()?;
+    Ok((items, total.max(0) as u64))
+}
+
+/// Applies one step to request `id` if its state allows it.
+pub fn step(
+    conn: &Connection,
+    id: &str,
+    step: &RequestStep,
+    now: &str,
+) -> Result<Result<AgentRequest, RequestConflict>, StoreError> {
+    let Some((mut r, claim_hash)) = load(conn, id)? else { return Ok(Err(RequestConflict::NotFound)) };
+    if r.status.is_closed() {
+        return Ok(Err(RequestConflict::Closed(r.status)));
+    }
+    let lease_live = r.status == RequestStatus::Claimed && r.lease_until.as_deref().is_some_and(|l| l > now);
+    let new_hash = match step {
+        RequestStep::Claim { key_hash, agent, lease_until } => {
+            if lease_live {
+                return Ok(Err(RequestConflict::Claimed(r.lease_until.clone().unwrap_or_default())));
+            }
+            r.status = RequestStatus::Claimed;
+            r.claimed_by = agent.clone();
+            r.lease_until = Some(lease_until.clone());
+            Some(key_hash.clone())
+        }
+        RequestStep::Answer { key_hash, outcome } => {
+            // The key of the current claim, even past its lease as long as
+            // nobody claimed it since: the work is done, and only its claimer
+            // did it.
+            if r.status != RequestStatus::Claimed || claim_hash.as_deref() != Some(key_hash.as_str()) {
+                return Ok(Err(RequestConflict::WrongKey));
+            }
+            match outcome {
+                Ok(result) => {
+                    r.status = RequestStatus::Done;
+                    r.result = Some(result.clone());
+                }
+                Err(why) => {
+                    r.status = RequestStatus::Failed;
+                    r.failure = Some(why.clone());
+                }
+            }
+            r.lease_until = None;
+            None
+        }
+        RequestStep::Cancel { by } => {
+            if by.as_deref().is_some_and(|b| b != r.requested_by) {
+                return Ok(Err(RequestConflict::NotFound));
+            }
+            r.status = RequestStatus::Cancelled;
+            r.lease_until = None;
+            None
+        }
+    };
+    r.updated = now.to_owned();
+    let result = r.result.as_ref().map(encode).transpose()?;
+    conn.prepare_cached(
+        "UPDATE _a2app_requests SET status = ?2, updated = ?3, claimed_by = ?4, lease_until = ?5, result = ?6,
+         failure = ?7, claim_hash = ?8 WHERE id = ?1",
+    )?
+    .execute(rusqlite::params![
+        r.id,
+        r.status.as_str(),
+        r.updated,
+        r.claimed_by,
+        r.lease_until,
+        result,
+        r.failure,
+        new_hash
+    ])?;
+    Ok(Ok(r))
+}
