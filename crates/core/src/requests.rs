@@ -47,10 +47,22 @@ pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<AgentR
                 .into(),
         ));
     };
-    let fields = object(body, &["capability", "params"])?;
+    // Every problem at once: unknown keys, the capability, its params.
+    let (fields, mut problems) = object(body, &["capability", "params"])?;
     let name = fields.get("capability").and_then(Value::as_str).unwrap_or("");
-    let cap = capability(app, name)?;
-    let params = crate::operations::normalize_params(&cap.name, &cap.params, fields.get("params").unwrap_or(&Value::Null))?;
+    let checked = capability(app, name).and_then(|cap| {
+        let raw = fields.get("params").unwrap_or(&Value::Null);
+        Ok((cap, crate::operations::normalize_params(&cap.name, &cap.params, raw)?))
+    });
+    let (cap, params) = match checked {
+        Ok(ok) if problems.is_empty() => ok,
+        Ok(_) => return Err(Error::Invalid(problems)),
+        Err(Error::Invalid(more)) => {
+            problems.extend(more);
+            return Err(Error::Invalid(problems));
+        }
+        Err(other) => return Err(other),
+    };
     within(&params, MAX_PARAMS_BYTES, "params")?;
     let now = crate::datetime::format(app.clock.now());
     let request = AgentRequest {
@@ -127,7 +139,7 @@ pub async fn get(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentReque
 /// `{"leaseSeconds": n}` optional. The key answered is the only way to answer.
 pub async fn claim(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> Result<Claimed, Error> {
     agent(caller)?;
-    let fields = object(body, &["leaseSeconds"])?;
+    let fields = only(body, &["leaseSeconds"])?;
     let lease = match fields.get("leaseSeconds") {
         None | Some(Value::Null) => DEFAULT_LEASE_SECONDS,
         Some(v) => match v.as_i64().filter(|s| LEASE_SECONDS.contains(s)) {
@@ -136,7 +148,11 @@ pub async fn claim(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> R
                 return Err(Error::Invalid(vec![
                     Violation::new(
                         ErrorCode::OutOfRange,
-                        format!("leaseSeconds is a whole number from {} to {}", LEASE_SECONDS.start(), LEASE_SECONDS.end()),
+                        format!(
+                            "leaseSeconds is a whole number from {} to {}",
+                            LEASE_SECONDS.start(),
+                            LEASE_SECONDS.end()
+                        ),
                     )
                     .field("leaseSeconds")
                     .got(v.clone()),
@@ -162,7 +178,7 @@ pub async fn claim(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> R
 /// `{"claimKey", "failure": "why"}`.
 pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> Result<AgentRequest, Error> {
     agent(caller)?;
-    let fields = object(body, &["claimKey", "result", "failure"])?;
+    let fields = only(body, &["claimKey", "result", "failure"])?;
     let Some(key) = fields.get("claimKey").and_then(Value::as_str).filter(|k| !k.is_empty()) else {
         return Err(Error::Invalid(vec![
             Violation::new(ErrorCode::RequiredField, "claimKey is required: the key claiming the request answered")
@@ -191,11 +207,13 @@ pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> 
             ]));
         }
         _ => {
-            return Err(Error::Invalid(vec![Violation::new(
-                ErrorCode::RequiredField,
-                "answer with exactly one of result (the capability's result fields) or failure (why not)",
-            )
-            .field("result")]));
+            return Err(Error::Invalid(vec![
+                Violation::new(
+                    ErrorCode::RequiredField,
+                    "answer with exactly one of result (the capability's result fields) or failure (why not)",
+                )
+                .field("result"),
+            ]));
         }
     };
     step_request(app, id, RequestStep::Answer { key_hash: digest(key), outcome }).await
@@ -204,7 +222,9 @@ pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> 
 /// Takes a request back (the person who asked it).
 pub async fn cancel(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentRequest, Error> {
     let Some(by) = person(caller) else {
-        return Err(Error::Forbidden("a request is cancelled by the person who asked it; an agent answers it with a failure".into()));
+        return Err(Error::Forbidden(
+            "a request is cancelled by the person who asked it; an agent answers it with a failure".into(),
+        ));
     };
     let only = caller.user.is_some().then_some(by);
     step_request(app, id, RequestStep::Cancel { by: only }).await
@@ -300,8 +320,8 @@ fn capability<'a>(app: &'a App, name: &str) -> Result<&'a Capability, Error> {
     })
 }
 
-/// The body as an object of only `allowed` keys (every other one reported).
-fn object<'a>(body: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value>, Error> {
+/// The body as an object, and a violation for each key not in `allowed`.
+fn object<'a>(body: &'a Value, allowed: &[&str]) -> Result<(&'a Map<String, Value>, Vec<Violation>), Error> {
     static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
     let map = match body {
         Value::Object(m) => m,
@@ -312,14 +332,23 @@ fn object<'a>(body: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value
             ]));
         }
     };
-    let unknown: Vec<Violation> = map
+    let unknown = map
         .keys()
         .filter(|k| !allowed.contains(&k.as_str()))
         .map(|k| {
-            Violation::new(ErrorCode::UnknownField, format!("\"{k}\" is not read here (fields: {})", allowed.join(", ")))
-                .field(k.clone())
+            Violation::new(
+                ErrorCode::UnknownField,
+                format!("\"{k}\" is not read here (fields: {})", allowed.join(", ")),
+            )
+            .field(k.clone())
         })
         .collect();
+    Ok((map, unknown))
+}
+
+/// [`object`], refusing unknown keys.
+fn only<'a>(body: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value>, Error> {
+    let (map, unknown) = object(body, allowed)?;
     if unknown.is_empty() { Ok(map) } else { Err(Error::Invalid(unknown)) }
 }
 
@@ -329,7 +358,8 @@ fn within(values: &Map<String, Value>, max: usize, what: &str) -> Result<(), Err
         return Ok(());
     }
     Err(Error::Invalid(vec![
-        Violation::new(ErrorCode::TooLong, format!("the {what} take {size} bytes; at most {max}")).field(what.to_owned()),
+        Violation::new(ErrorCode::TooLong, format!("the {what} take {size} bytes; at most {max}"))
+            .field(what.to_owned()),
     ]))
 }
 

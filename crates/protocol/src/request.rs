@@ -60,7 +60,9 @@ impl RequestStatus {
     }
 
     pub fn parse(text: &str) -> Option<RequestStatus> {
-        [Self::Pending, Self::Claimed, Self::Done, Self::Failed, Self::Cancelled].into_iter().find(|s| s.as_str() == text)
+        [Self::Pending, Self::Claimed, Self::Done, Self::Failed, Self::Cancelled]
+            .into_iter()
+            .find(|s| s.as_str() == text)
     }
 
     /// Done, failed or cancelled: nothing changes it any more.

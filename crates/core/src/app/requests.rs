@@ -130,11 +130,8 @@ mod tests {
     use super::*;
 
     fn schema() -> Schema {
-        crate::schema::parse(
-            r#"{"entities": {"cards": {"fields": {"title": {"type": "string"}}}}}"#,
-            false,
-        )
-        .expect("schema")
+        crate::schema::parse(r#"{"entities": {"cards": {"fields": {"title": {"type": "string"}}}}}"#, false)
+            .expect("schema")
     }
 
     #[test]
@@ -166,15 +163,7 @@ mod tests {
         let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(
             paths,
-            [
-                "$[0].name",
-                "$[0].title",
-                "$[0].reads[0]",
-                "$[0].prompt",
-                "$[0].result.x.type",
-                "$[0]",
-                "$[2].name"
-            ],
+            ["$[0].name", "$[0].title", "$[0].reads[0]", "$[0].prompt", "$[0].result.x.type", "$[0]", "$[2].name"],
             "{got:?}"
         );
         assert!(got[3].1.contains("unknown key \"prompt\""), "{got:?}");

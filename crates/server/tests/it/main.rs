@@ -15,6 +15,7 @@ mod mcp;
 mod ops;
 mod realtime;
 mod records;
+mod requests;
 mod surfaces;
 mod users;
 
@@ -72,7 +73,7 @@ impl TestApp {
         registry: a2app_core::operations::Registry,
     ) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
-        for file in ["app.toml", "schema.json", "operations.json"] {
+        for file in ["app.toml", "schema.json", "operations.json", "requests.json"] {
             if root.join(file).exists() {
                 std::fs::copy(root.join(file), dir.path().join(file)).expect("copy example");
             }

@@ -55,7 +55,14 @@ pub fn ask(conn: &Connection, r: &AgentRequest, max_open: u64, keep: u64) -> Res
         "INSERT INTO _a2app_requests (id, capability, params, status, requested_by, created, updated)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
     )?
-    .execute(rusqlite::params![r.id, r.capability, encode(&r.params)?, r.status.as_str(), r.requested_by, r.created])?;
+    .execute(rusqlite::params![
+        r.id,
+        r.capability,
+        encode(&r.params)?,
+        r.status.as_str(),
+        r.requested_by,
+        r.created
+    ])?;
     conn.prepare_cached(
         "DELETE FROM _a2app_requests WHERE id IN (SELECT id FROM _a2app_requests
          WHERE status IN ('done', 'failed', 'cancelled') ORDER BY created DESC, id DESC LIMIT -1 OFFSET ?1)",
@@ -78,7 +85,8 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<AgentRequest>, StoreErr
 /// A page of requests, newest first, and how many match.
 pub fn list(conn: &Connection, f: &RequestFilter) -> Result<(Vec<AgentRequest>, u64), StoreError> {
     // Fixed SQL with NULL meaning "any": no value is spliced into the text.
-    let filter = "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR capability = ?2) AND (?3 IS NULL OR requested_by = ?3)";
+    let filter =
+        "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR capability = ?2) AND (?3 IS NULL OR requested_by = ?3)";
     let (status, cap, by) = (f.status.map(|s| s.as_str()), f.capability.as_deref(), f.requested_by.as_deref());
     let total: i64 = conn
         .prepare_cached(&format!("SELECT COUNT(*) FROM _a2app_requests WHERE {filter}"))?
