@@ -71,7 +71,7 @@ async function portAnswers(port) {
 
 function copyApp(dest) {
   // Only the files that define the app: a developer's data/, logs/ and token stay out.
-  for (const f of ['app.toml', 'schema.json', 'operations.json']) {
+  for (const f of ['app.toml', 'schema.json', 'operations.json', 'requests.json']) {
     const src = path.join(EXAMPLE_DIR, f);
     if (fs.existsSync(src)) fs.copyFileSync(src, path.join(dest, f));
   }

@@ -1,5 +1,6 @@
-// The board's only link to the app: the records API, the realtime stream and
-// the contract documents, all on the page's own origin.
+// The board's only link to the app: the records API, the realtime stream, the
+// contract documents and the app-to-agent request queue, all on the page's own
+// origin.
 //
 // The page sends no token. The app lets its own loopback origin write (the
 // browser adds `Origin` to every write); an agent's token never reaches a page.
@@ -70,34 +71,63 @@ export async function moveCard(cardId, listId, position) {
   return done.result;
 }
 
+// ---------------------------------------------------------------- asking an agent
+//
+// The person asks, from this page, for one of the capabilities describe lists
+// (`requests`); an agent linked to the app claims the request and answers it.
+// The page never claims or answers: that takes the agent's token.
+
+const REQUESTS = '/api/_a2app/requests';
+/** The realtime topic of the request queue. */
+const REQUESTS_TOPIC = '_a2app_requests/*';
+
+/** Asks for `capability` with `params`; resolves to the pending request. */
+export const askAgent = (capability, params) => call('POST', REQUESTS, { capability, params });
+
+/** A page of requests, newest first: `{page, perPage, totalItems, totalPages, items}`. */
+export function listRequests({ status = '', capability = '', perPage = 30 } = {}) {
+  const q = new URLSearchParams({ perPage: String(perPage) });
+  if (status) q.set('status', status);
+  if (capability) q.set('capability', capability);
+  return call('GET', `${REQUESTS}?${q}`);
+}
+
+/** Takes back a request not answered yet; resolves to the cancelled request. */
+export const cancelRequest = (id) => call('POST', `${REQUESTS}/${encodeURIComponent(id)}/cancel`);
+
 /**
  * Subscribes to changes of `entities` through PocketBase's realtime protocol
  * (SSE, no polling). `onChange({entity, action, record})` gets every change;
  * `onStatus('live' | 'connecting')` follows the connection, and a reconnect
  * is reported as 'live' again so the caller can reload what it may have missed.
+ * With `onRequest({action, request})`, the same stream carries the request
+ * queue's changes too.
  * Returns a function that closes the stream.
  */
-export function subscribe(entities, { onChange, onStatus }) {
+export function subscribe(entities, { onChange, onStatus, onRequest }) {
   const source = new EventSource('/api/realtime');
   const topics = entities.map((e) => `${e}/*`);
   onStatus('connecting');
   source.addEventListener('PB_CONNECT', async (ev) => {
     try {
       const { clientId } = JSON.parse(ev.data);
-      await call('POST', '/api/realtime', { clientId, subscriptions: topics });
+      const subscriptions = onRequest ? [...topics, REQUESTS_TOPIC] : topics;
+      await call('POST', '/api/realtime', { clientId, subscriptions });
       onStatus('live');
     } catch {
       onStatus('connecting');
     }
   });
+  const listen = (topic, handle) => source.addEventListener(topic, (ev) => {
+    let data;
+    try { data = JSON.parse(ev.data); } catch { return; }
+    if (data?.record?.id) handle(data);
+  });
   for (const topic of topics) {
     const entity = topic.slice(0, -2);
-    source.addEventListener(topic, (ev) => {
-      let data;
-      try { data = JSON.parse(ev.data); } catch { return; }
-      if (data?.record?.id) onChange({ entity, action: data.action, record: data.record });
-    });
+    listen(topic, (data) => onChange({ entity, action: data.action, record: data.record }));
   }
+  if (onRequest) listen(REQUESTS_TOPIC, (data) => onRequest({ action: data.action, request: data.record }));
   source.onerror = () => onStatus('connecting');
   return () => source.close();
 }

@@ -4,6 +4,8 @@
 // State is three maps of records as the API returns them. Every write goes
 // through api.js; the board is redrawn from the maps after each change, from
 // whatever source (this page's own writes, or anyone's through realtime).
+// Beside them, the requests this page's person asked agents for, and their
+// answers, which are drawn as text only and change nothing until applied.
 
 import * as api from './api.js';
 
@@ -13,6 +15,10 @@ const state = {
   members: new Map(),
   /** Field definitions from describe: `{lists: {name: {...}}, cards: {...}}`. */
   fields: {},
+  /** What the app may ask an agent for, from describe's `requests`, by name. */
+  capabilities: new Map(),
+  /** Requests to agents as the queue returns them, by id. */
+  requests: new Map(),
 };
 
 const ui = {
@@ -167,6 +173,8 @@ function draw() {
   }
 
   if (focusedCard) board.querySelector(`.card[data-id="${CSS.escape(focusedCard)}"]`)?.focus({ preventScroll: false });
+  // Requests name cards and offer to apply a priority: they follow the cards.
+  drawRequests();
 }
 
 /** A column's frame: header, card area, quick-add form. Kept across redraws. */
@@ -458,6 +466,8 @@ function openCardDialog(cardId, focus = 'title') {
   $('#card-assignees-field').hidden = members.length === 0;
   fillChoices($('#card-assignees'), 'assignees', members.map((m) => m.id), card.assignees || [], (id) => state.members.get(id)?.name ?? id);
   $('#card-dialog-title').textContent = 'Edit card';
+  $('#card-agent').hidden = !state.capabilities.has(PRIORITY);
+  drawRequests();
   cardDialog.showModal();
   (f[focus] || f.title).focus();
 }
@@ -537,6 +547,7 @@ for (const dialog of [cardDialog, $('#list-dialog')]) {
 cardDialog.addEventListener('close', () => {
   const id = editing;
   editing = null;
+  drawRequests();
   if (id && !$('#confirm-dialog').open) board.querySelector(`.card[data-id="${CSS.escape(id)}"]`)?.focus();
 });
 
@@ -602,6 +613,269 @@ $('#list-delete').addEventListener('click', async () => {
     requestRedraw();
     toast(`Could not delete “${list.name}”: ${describeError(e)}`);
   }
+});
+
+// ---------------------------------------------------------------- asking an agent
+//
+// What the board may ask an agent for is what describe lists in `requests`;
+// the board places two of them, a summary of the board (top bar) and a
+// priority for a card (the card dialog), and draws any request it reads. An
+// answer comes from outside the app: it is drawn as text, never as markup, and
+// the board changes only when the person applies it through the records API.
+
+const SUMMARY = 'summarise_board';
+const PRIORITY = 'suggest_priority';
+const OPEN = new Set(['pending', 'claimed']);
+/** Later states win over earlier ones with the same `updated`. */
+const STEP = { pending: 0, claimed: 1, done: 2, failed: 2, cancelled: 2 };
+/** Answered or cancelled requests the panel keeps showing. */
+const RECENT = 20;
+
+const requestsPanel = $('#requests');
+const requestsToggle = $('#requests-toggle');
+/** Request items on screen, by id, with what they were drawn from: one map per list. */
+const drawnRequests = { panel: new Map(), card: new Map() };
+
+function setUpAsking(capabilities) {
+  state.capabilities = new Map(capabilities.map((c) => [c.name, c]));
+  if (!state.capabilities.size) return;
+  requestsToggle.hidden = false;
+  const summary = state.capabilities.get(SUMMARY);
+  if (summary) {
+    // A choice for each param with listed values (the summary's focus).
+    const choices = Object.entries(summary.params || {}).filter(([, p]) => Array.isArray(p.enum) && p.enum.length);
+    $('#ask-board-params').replaceChildren(...choices.map(([name, p]) => {
+      const select = el('select', { name, 'aria-label': p.description || capital(name) },
+        p.enum.map((v) => el('option', { value: String(v) }, capital(String(v)))));
+      if (p.default !== undefined) select.value = String(p.default);
+      return select;
+    }));
+    $('#ask-summary').textContent = summary.title;
+    $('#ask-summary').title = summary.description;
+    $('#ask-board').hidden = false;
+  }
+  const priority = state.capabilities.get(PRIORITY);
+  if (priority) $('#card-suggest').title = priority.description;
+}
+
+function showRequests(open) {
+  requestsPanel.hidden = !open;
+  requestsToggle.setAttribute('aria-expanded', String(open));
+}
+
+/** Keeps the newest state of a request: realtime may bring an echo of what this page already has. */
+function keepRequest(request) {
+  const old = state.requests.get(request.id);
+  if (old && (old.updated > request.updated || (old.updated === request.updated && STEP[old.status] > STEP[request.status]))) {
+    return false;
+  }
+  state.requests.set(request.id, request);
+  return true;
+}
+
+async function ask(capability, params) {
+  try {
+    const request = await api.askAgent(capability, params);
+    keepRequest(request);
+    drawRequests();
+    return request;
+  } catch (e) {
+    toast(`Could not ask an agent: ${describeError(e)}`);
+    return null;
+  }
+}
+
+async function cancelAsk(id, node) {
+  try {
+    keepRequest(await api.cancelRequest(id));
+    drawRequests();
+  } catch (e) {
+    toast(`Could not cancel the request: ${describeError(e)}`);
+  }
+  node.focus();
+}
+
+async function applyPriority(request, node) {
+  const card = state.cards.get(request.params?.card);
+  const priority = request.result?.priority;
+  if (!card) return;
+  try {
+    upsert('cards', await api.update('cards', card.id, { priority }));
+    // The open dialog shows the stored priority, so saving it later keeps it.
+    if (editing === card.id) cardForm.elements.priority.value = priority;
+    announce(`“${card.title}” now has priority ${capital(priority)}`);
+  } catch (e) {
+    toast(`Could not apply the priority to “${card.title}”: ${describeError(e)}`);
+  }
+  node.focus();
+}
+
+/** What a request is about, in words: its params, a card's id as its title. */
+function requestSubject(request) {
+  return Object.entries(request.params || {}).map(([name, value]) => {
+    const card = typeof value === 'string' ? state.cards.get(value) : null;
+    return `${capital(name)}: ${card ? `“${card.title}”` : (typeof value === 'string' ? value : JSON.stringify(value))}`;
+  }).join(' · ');
+}
+
+function requestTitle(request) {
+  return state.capabilities.get(request.capability)?.title || request.capability;
+}
+
+/** The status in words (`label`, then "by `agent`" when an agent took it). */
+function requestStatus(request) {
+  const agent = request.claimedBy || 'an agent';
+  switch (request.status) {
+    case 'pending': return { label: 'Waiting for an agent' };
+    case 'claimed': return { label: 'Claimed', agent };
+    case 'done': return { label: 'Answered', agent };
+    case 'failed': return { label: 'Failed, reported', agent };
+    case 'cancelled': return { label: 'Cancelled' };
+    default: return { label: String(request.status) };
+  }
+}
+
+const statusText = ({ label, agent }) => (agent ? `${label} by ${agent}` : label);
+
+function formatWhen(wire) {
+  const d = parseWire(wire);
+  if (!d) return '';
+  const time = localTime(d);
+  return localDay(d) === localDay(new Date()) ? time : `${d.toLocaleDateString('en-GB', { day: 'numeric', month: 'short' })} ${time}`;
+}
+
+/** The answer, as text nodes only. */
+function answerNodes(request, node) {
+  if (request.status === 'failed') return [el('p', { class: 'request-failure' }, request.failure || '')];
+  if (request.status !== 'done' || !request.result) return [];
+  const result = request.result;
+  if (request.capability === PRIORITY && typeof result.priority === 'string') {
+    const priorities = enumValues('cards', 'priority', ['none', 'low', 'medium', 'high', 'urgent']);
+    const known = priorities.includes(result.priority);
+    const card = state.cards.get(request.params?.card);
+    let action;
+    if (!card) action = el('p', { class: 'request-note' }, 'The card is gone.');
+    else if (!known) action = el('p', { class: 'request-note' }, 'This board has no such priority.');
+    else if ((card.priority || 'none') === result.priority) action = el('p', { class: 'request-note' }, 'The card has this priority.');
+    else {
+      action = el('button', {
+        type: 'button', class: 'primary', 'aria-label': `Apply priority ${capital(result.priority)} to “${card.title}”`,
+        onclick: () => applyPriority(request, node),
+      }, 'Apply');
+    }
+    return [
+      el('p', { class: 'request-result' }, 'Suggested priority: ',
+        el('span', { class: `badge priority${known ? ` priority-${result.priority}` : ''}`, 'data-priority': result.priority }, capital(result.priority))),
+      typeof result.reason === 'string' ? el('p', { class: 'request-reason' }, result.reason) : null,
+      el('div', { class: 'request-actions' }, action),
+    ];
+  }
+  const entries = Object.entries(result);
+  if (entries.length === 1 && typeof entries[0][1] === 'string') return [el('p', { class: 'request-result' }, entries[0][1])];
+  return [el('dl', { class: 'request-result' }, entries.flatMap(([k, v]) => [
+    el('dt', {}, k), el('dd', {}, typeof v === 'string' ? v : JSON.stringify(v)),
+  ]))];
+}
+
+function fillRequest(node, request) {
+  const status = requestStatus(request);
+  const subject = requestSubject(request);
+  node.dataset.status = request.status;
+  node.dataset.capability = request.capability;
+  node.setAttribute('aria-label', `${requestTitle(request)}${subject ? `, ${subject}` : ''}`);
+  node.replaceChildren(...[
+    el('div', { class: 'request-head' },
+      el('span', { class: 'request-title' }, requestTitle(request)),
+      el('time', { class: 'request-time', datetime: (parseWire(request.created) || new Date(0)).toISOString() }, formatWhen(request.created))),
+    subject ? el('p', { class: 'request-subject' }, subject) : null,
+    el('p', { class: `request-status status-${request.status}` },
+      status.label, status.agent ? ' by ' : null, status.agent ? el('span', { class: 'request-agent' }, status.agent) : null),
+    ...answerNodes(request, node),
+    OPEN.has(request.status)
+      ? el('div', { class: 'request-actions' }, el('button', {
+        type: 'button', class: 'quiet', 'aria-label': `Cancel the request: ${requestTitle(request)}`,
+        onclick: () => cancelAsk(request.id, node),
+      }, 'Cancel'))
+      : null,
+  ].filter(Boolean));
+}
+
+/** What an item is drawn from: it is redrawn only when this changes, so a live region reads only news. */
+function requestKey(request) {
+  const card = state.cards.get(request.params?.card);
+  return JSON.stringify([request.status, request.updated, card?.title, card?.priority, request.params]);
+}
+
+/** Puts `requests` in `list` in order, reusing the items already there. */
+function fillRequestList(list, drawn, requests) {
+  const wanted = new Set(requests.map((r) => r.id));
+  for (const [id, entry] of drawn) {
+    if (!wanted.has(id)) { entry.node.remove(); drawn.delete(id); }
+  }
+  let before = list.firstElementChild;
+  for (const request of requests) {
+    let entry = drawn.get(request.id);
+    if (!entry) {
+      entry = { node: el('li', { class: 'request', tabindex: '-1', dataset: { request: request.id } }), key: null };
+      drawn.set(request.id, entry);
+    }
+    const key = requestKey(request);
+    if (entry.key !== key) { fillRequest(entry.node, request); entry.key = key; }
+    if (entry.node !== before) list.insertBefore(entry.node, before);
+    before = entry.node.nextElementSibling;
+  }
+}
+
+function drawRequests() {
+  const all = [...state.requests.values()].sort((a, b) => b.created.localeCompare(a.created) || b.id.localeCompare(a.id));
+  let closed = 0;
+  const shown = all.filter((r) => OPEN.has(r.status) || closed++ < RECENT);
+  fillRequestList($('#request-list'), drawnRequests.panel, shown);
+  $('#requests-empty').hidden = shown.length > 0;
+  const open = all.filter((r) => OPEN.has(r.status)).length;
+  const badge = $('#requests-open');
+  badge.hidden = open === 0;
+  badge.textContent = `${open} open`;
+  const forCard = editing ? all.filter((r) => r.capability === PRIORITY && r.params?.card === editing).slice(0, 3) : [];
+  fillRequestList($('#card-requests'), drawnRequests.card, forCard);
+}
+
+function applyRequestChange({ request }) {
+  const before = state.requests.get(request.id);
+  if (!keepRequest(request)) return;
+  drawRequests();
+  // The panel's list is a live region; with the panel closed, say it here.
+  if (before && before.status !== request.status && requestsPanel.hidden && request.params?.card !== editing) {
+    announce(`${requestTitle(request)}: ${statusText(requestStatus(request))}`);
+  }
+}
+
+/** The open requests, and the latest closed ones. */
+async function loadRequests() {
+  if (!state.capabilities.size) return;
+  const pages = await Promise.all([
+    api.listRequests({ status: 'pending', perPage: 100 }),
+    api.listRequests({ status: 'claimed', perPage: 100 }),
+    api.listRequests({ perPage: RECENT }),
+  ]);
+  for (const page of pages) for (const request of page.items) keepRequest(request);
+  drawRequests();
+}
+
+$('#ask-summary').addEventListener('click', async () => {
+  const params = {};
+  for (const select of $('#ask-board-params').querySelectorAll('select')) params[select.name] = select.value;
+  if (await ask(SUMMARY, params)) showRequests(true);
+});
+
+$('#card-suggest').addEventListener('click', () => {
+  if (editing) ask(PRIORITY, { card: editing });
+});
+
+requestsToggle.addEventListener('click', () => showRequests(requestsPanel.hidden));
+$('#requests-close').addEventListener('click', () => { showRequests(false); requestsToggle.focus(); });
+requestsPanel.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape') { showRequests(false); requestsToggle.focus(); }
 });
 
 // ---------------------------------------------------------------- keyboard
@@ -754,17 +1028,23 @@ async function start() {
     document.title = who.app.name;
     $('#app-name').textContent = who.app.name;
     for (const [name, entity] of Object.entries(doc.entities)) state.fields[name] = entity.fields;
+    setUpAsking(Array.isArray(doc.requests) ? doc.requests : []);
   } catch (e) {
     toast(`Could not read the app: ${describeError(e)}`);
   }
   let connectedOnce = false;
+  const asking = state.capabilities.size > 0;
   api.subscribe(['lists', 'cards', 'members'], {
     onChange: applyChange,
+    onRequest: asking ? applyRequestChange : undefined,
     onStatus: (status) => {
       setLive(status);
       // After a reconnect, reload what may have changed while the stream was down.
       if (status === 'live') {
-        if (connectedOnce) loadAll().catch((e) => toast(`Could not reload the board: ${describeError(e)}`));
+        if (connectedOnce) {
+          loadAll().catch((e) => toast(`Could not reload the board: ${describeError(e)}`));
+          loadRequests().catch((e) => toast(`Could not reload the requests to agents: ${describeError(e)}`));
+        }
         connectedOnce = true;
         document.body.dataset.live = 'true';
       }
@@ -772,10 +1052,16 @@ async function start() {
   });
   try {
     await loadAll();
-    document.body.dataset.ready = 'true';
   } catch (e) {
     board.replaceChildren(el('p', { class: 'loading' }, `Could not load the board: ${describeError(e)}`));
+    return;
   }
+  try {
+    await loadRequests();
+  } catch (e) {
+    toast(`Could not read the requests to agents: ${describeError(e)}`);
+  }
+  document.body.dataset.ready = 'true';
 }
 
 // The keyboard help closes on a click elsewhere or Escape.
