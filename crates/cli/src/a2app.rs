@@ -10,6 +10,7 @@ pub mod add;
 pub mod gateway;
 pub mod operations;
 pub mod output;
+pub mod requests;
 pub mod walk;
 pub mod write;
 
@@ -38,6 +39,11 @@ Writes and verbs:
   a2app TARGET delete ENTITY ID --yes
   a2app TARGET run OPERATION param=value … [--yes] [--no-wait]
   a2app TARGET job JOB_ID
+Requests the app asks of an agent (a person consents to each capability first):
+  a2app TARGET requests               the pending ones this agent may take
+  a2app TARGET consent [CAPABILITY …]  (at a terminal)   a2app TARGET revoke CAPABILITY
+  a2app TARGET claim REQUEST_ID [--lease SECONDS]
+  a2app TARGET answer REQUEST_ID field=value …  |  --fail WHY
 The MCP gateway (stdio), for MCP hosts without a shell:
   a2app mcp                           every local app
   a2app mcp TARGET …                  exactly these apps
@@ -77,6 +83,12 @@ pub struct Cli {
     /// Attribution sent as X-LUI-Agent.
     #[arg(long)]
     pub agent: Option<String>,
+    /// `answer`: the request could not be done, and why.
+    #[arg(long)]
+    pub fail: Option<String>,
+    /// `claim`: how long to hold the request, in seconds (30 to 3600; default 600).
+    #[arg(long)]
+    pub lease: Option<u64>,
     /// `add`: also reach apps on this machine or the local network (never link-local addresses).
     #[arg(long)]
     pub allow_local: bool,
@@ -186,6 +198,11 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
         ["update", entity, id, args @ ..] => write::update(&mut ctx, entity, id, args).await,
         ["delete", entity, id] => write::delete(&mut ctx, entity, id).await,
         ["login"] => login(&mut ctx),
+        ["requests"] => requests::list(&mut ctx).await,
+        ["consent", names @ ..] => requests::consent(&mut ctx, names).await,
+        ["revoke", name] => requests::revoke(&mut ctx, name).await,
+        ["claim", id] => requests::claim(&mut ctx, id).await,
+        ["answer", id, args @ ..] => requests::answer(&mut ctx, id, args).await,
         ["list", entity] | [entity] => walk::list(&mut ctx, entity).await,
         ["show", entity, id] | [entity, id] => walk::show(&mut ctx, entity, id).await,
         _ => Err(Failure::new(REFUSED, "invalid_command", format!("cannot read \"{}\"", cli.words.join(" ")))

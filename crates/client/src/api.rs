@@ -279,6 +279,52 @@ impl Api {
         self.get_json("/api/_a2app/surfaces").await
     }
 
+    /// `GET /api/_a2app/requests?status=`: a page of the app's requests, newest first.
+    pub async fn requests(
+        &self,
+        status: Option<&str>,
+        per_page: u64,
+    ) -> Result<Vec<protocol::request::AgentRequest>, CallError> {
+        #[derive(serde::Deserialize)]
+        struct Requests {
+            items: Vec<protocol::request::AgentRequest>,
+        }
+        let mut path = format!("/api/_a2app/requests?perPage={per_page}");
+        if let Some(s) = status {
+            path.push_str(&format!("&status={}", encode(s)?));
+        }
+        Ok(self.get_json::<Requests>(&path).await?.items)
+    }
+
+    /// `GET /api/_a2app/requests/{id}`.
+    pub async fn agent_request(&self, id: &str) -> Result<protocol::request::AgentRequest, CallError> {
+        self.get_json(&format!("/api/_a2app/requests/{}", encode(id)?)).await
+    }
+
+    /// `POST /api/_a2app/requests/{id}/claim`, sent once: a repeat after a
+    /// lost answer would find the request held by the first, unknown, claim.
+    pub async fn claim(&self, id: &str, lease_seconds: Option<u64>) -> Result<protocol::request::Claimed, CallError> {
+        let body = lease_seconds.map_or_else(|| serde_json::json!({}), |s| serde_json::json!({ "leaseSeconds": s }));
+        self.post_once(&format!("/api/_a2app/requests/{}/claim", encode(id)?), &body).await
+    }
+
+    /// `POST /api/_a2app/requests/{id}/answer` with the claim's key and a
+    /// `result` or a `failure`; sent once (a repeat of a stored answer is
+    /// refused `request_closed`, which says it landed).
+    pub async fn answer(&self, id: &str, body: &Value) -> Result<protocol::request::AgentRequest, CallError> {
+        self.post_once(&format!("/api/_a2app/requests/{}/answer", encode(id)?), body).await
+    }
+
+    async fn post_once<T: serde::de::DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, CallError> {
+        let url = self.url(path);
+        let req = self.request(Method::POST, &url).header("content-type", "application/json").body(body.to_string());
+        match req.send().await {
+            Ok(resp) => decode(&url, resp).await,
+            Err(e) if e.is_connect() => Err(CallError::Unreachable { url, detail: chain(&e) }),
+            Err(e) => Err(CallError::OutcomeUnknown { url, detail: chain(&e) }),
+        }
+    }
+
     /// `GET /api/_jobs/{id}`.
     pub async fn job(&self, id: &str) -> Result<crate::operations::Job, CallError> {
         self.get_json(&format!("/api/_jobs/{}", encode(id)?)).await

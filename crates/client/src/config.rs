@@ -41,6 +41,16 @@ impl ConfigDir {
         self.0.join("pins.json")
     }
 
+    /// The person's consents to apps' requests (`consents`).
+    pub fn consents(&self) -> PathBuf {
+        self.0.join("consents.json")
+    }
+
+    /// Keys of the requests this client claimed, to answer them.
+    pub fn claims(&self) -> PathBuf {
+        self.0.join("claims.json")
+    }
+
     pub fn connections(&self) -> PathBuf {
         self.0.join("connections.json")
     }

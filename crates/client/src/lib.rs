@@ -18,6 +18,7 @@ pub mod cache;
 pub mod coerce;
 pub mod config;
 pub mod connections;
+pub mod consents;
 pub mod credentials;
 pub mod discovery;
 pub mod gate;

@@ -116,7 +116,9 @@ pub struct App {
     pub store: std::sync::Arc<dyn crate::store::Store>,
     pub clock: std::sync::Arc<dyn crate::clock::Clock>,
     pub realtime: crate::realtime::Hub,
-    /// `schemaVersion`: the fingerprint of the schema being served.
+    /// `schemaVersion`: the fingerprint of what describe publishes (schema,
+    /// operations, request capabilities), so a client's cached describe is
+    /// dropped when any of them changes.
     pub schema_version: String,
     /// The loopback write credential (`.agent-token`).
     pub agent_token: String,
@@ -189,7 +191,7 @@ impl App {
         if interrupted > 0 {
             tracing::warn!(interrupted, "jobs left running by the last process are now interrupted");
         }
-        let schema_version = crate::schema::fingerprint(&definition.schema);
+        let schema_version = crate::describe::version(&definition);
         let app = App {
             store: std::sync::Arc::new(store),
             clock: options.clock,

@@ -104,6 +104,34 @@ pub fn describe(app: &App) -> Describe {
     }
 }
 
+/// `schemaVersion`: the schema's fingerprint, extended by the operations and
+/// request capabilities when there are any (so an app with neither keeps the
+/// version it always had). Clients cache describe under it: an operation or a
+/// capability reworded must change it, or a client would act on the old words.
+pub fn version(def: &crate::app::AppDefinition) -> String {
+    let base = crate::schema::fingerprint(&def.schema);
+    if def.operations.is_empty() && def.requests.is_empty() {
+        return base;
+    }
+    let ops: Vec<Value> = def
+        .operations
+        .iter()
+        .map(|op| {
+            serde_json::json!([
+                op.name,
+                op.description,
+                described_params(&op.params),
+                op.run.kind(),
+                op.destructive,
+                op.schedule
+            ])
+        })
+        .collect();
+    let caps: Vec<protocol::request::Capability> = def.requests.iter().map(capability).collect();
+    let canonical = serde_json::to_string(&(base, ops, caps)).unwrap_or_default();
+    format!("sv_{:08x}", crc32fast::hash(canonical.as_bytes()))
+}
+
 /// Declared params as describe publishes them.
 fn described_params(params: &[crate::app::operations::Param]) -> IndexMap<String, DescribedParam> {
     params

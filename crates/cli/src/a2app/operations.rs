@@ -51,7 +51,13 @@ pub async fn list(ctx: &mut Ctx<'_>) -> Result<u8, Failure> {
     Ok(OK)
 }
 
-fn params(op: &DescribedOperation, args: &[&str]) -> Result<Map<String, Value>, Failure> {
+/// `param=value` words read against declared params (an operation's, or a
+/// request capability's result), every problem at once; `owner` names them.
+pub(super) fn params(
+    owner: &str,
+    declared: &indexmap::IndexMap<String, protocol::describe::DescribedParam>,
+    args: &[&str],
+) -> Result<Map<String, Value>, Failure> {
     let mut out = Map::new();
     let mut problems = Vec::new();
     let problem = |code: ErrorCode, field: &str, message: String, fix: String| {
@@ -74,12 +80,12 @@ fn params(op: &DescribedOperation, args: &[&str]) -> Result<Map<String, Value>, 
                 continue;
             }
         };
-        let Some(spec) = op.params.get(&a.field) else {
-            let names: Vec<&str> = op.params.keys().map(String::as_str).collect();
+        let Some(spec) = declared.get(&a.field) else {
+            let names: Vec<&str> = declared.keys().map(String::as_str).collect();
             problems.push(problem(
                 ErrorCode::InvalidParam,
                 &a.field,
-                format!("{} has no parameter \"{}\"", op.name, a.field),
+                format!("{} has no parameter \"{}\"", owner, a.field),
                 format!("parameters: {}", if names.is_empty() { "none".into() } else { names.join(", ") }),
             ));
             continue;
@@ -128,12 +134,12 @@ fn params(op: &DescribedOperation, args: &[&str]) -> Result<Map<String, Value>, 
         }
         out.insert(a.field, value);
     }
-    for (name, spec) in &op.params {
+    for (name, spec) in declared {
         if spec.required && spec.default.is_none() && !out.contains_key(name) {
             problems.push(problem(
                 ErrorCode::RequiredField,
                 name,
-                format!("{} needs {name}", op.name),
+                format!("{} needs {name}", owner),
                 format!("add {name}=<{}>", spec.kind),
             ));
         }
@@ -148,7 +154,7 @@ pub async fn run(ctx: &mut Ctx<'_>, name: &str, args: &[&str]) -> Result<u8, Fai
         return Err(Failure::new(REFUSED, "unknown_operation", format!("this app has no operation \"{name}\""))
             .fix(format!("operations: {}", if names.is_empty() { "none".into() } else { names.join(", ") })));
     };
-    let params = params(&op, args)?;
+    let params = params(&op.name, &op.params, args)?;
     let key = ctx.key();
     let answer = match ctx.session.api.run(name, &params, None, &key).await {
         Err(CallError::App(body)) if body.code == ErrorCode::ApprovalRequired => {

@@ -76,6 +76,12 @@ impl Home {
 
 pub(crate) struct Run(Output);
 
+impl From<Output> for Run {
+    fn from(output: Output) -> Run {
+        Run(output)
+    }
+}
+
 impl Run {
     pub(crate) fn code(&self) -> i32 {
         self.0.status.code().unwrap_or(-1)

@@ -7,6 +7,7 @@ mod check;
 mod client;
 mod gateway;
 mod ops;
+mod requests;
 mod serve;
 
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ pub fn example(name: &str) -> PathBuf {
 /// Copies an app's definition files into a fresh temp dir.
 pub fn copy_app(src: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    for file in ["app.toml", "schema.json", "operations.json"] {
+    for file in ["app.toml", "schema.json", "operations.json", "requests.json"] {
         if src.join(file).exists() {
             std::fs::copy(src.join(file), dir.path().join(file)).expect("copy");
         }
