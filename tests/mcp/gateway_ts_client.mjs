@@ -24,7 +24,7 @@ const transport = new StdioClientTransport({ command: binary, args: ["mcp"], env
 await client.connect(transport, { timeout: 20000 });
 
 const { tools } = await client.listTools();
-check(tools.length === 10 && tools[0].name === "apps", `tools ${tools.map((t) => t.name).join()}`);
+check(tools.length === 13 && tools[0].name === "apps", `tools ${tools.map((t) => t.name).join()}`);
 check(tools.every((t, i) => i === 0 || t.inputSchema.required[0] === "app"), "every app tool takes app first");
 
 const apps = await client.callTool({ name: "apps", arguments: {} });

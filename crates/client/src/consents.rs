@@ -109,6 +109,79 @@ impl Consents {
     }
 }
 
+/// What a capability asks, in words a person evaluates before consenting:
+/// the app's task, what the agent reads and writes, what a request carries
+/// and what the agent answers (the last four from the declaration, not prose).
+pub fn words(cap: &Capability) -> String {
+    let list = |v: &[String]| if v.is_empty() { "nothing".to_owned() } else { v.join(", ") };
+    let fields = |m: &indexmap::IndexMap<String, protocol::describe::DescribedParam>| {
+        if m.is_empty() {
+            return "nothing".to_owned();
+        }
+        let one = |(n, p): (&String, &protocol::describe::DescribedParam)| {
+            if p.choices.is_empty() {
+                format!("{n} ({})", p.kind)
+            } else {
+                let choices: Vec<String> =
+                    p.choices.iter().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
+                format!("{n} ({})", choices.join(" | "))
+            }
+        };
+        m.iter().map(one).collect::<Vec<_>>().join(", ")
+    };
+    format!(
+        "{}\nThe agent would read: {}. It would write: {}.\nA request carries: {}. The agent answers with: {}.",
+        cap.description,
+        list(&cap.reads),
+        list(&cap.writes),
+        fields(&cap.params),
+        fields(&cap.result)
+    )
+}
+
+/// The declared capability a request names, if the person consented to it
+/// as it reads now; else why not (`undeclared`, `not_consented`,
+/// `consent_outdated`).
+pub fn consented<'a>(
+    declared: &'a [Capability],
+    consents: &Consents,
+    name: &str,
+) -> Result<&'a Capability, &'static str> {
+    let cap = declared.iter().find(|c| c.name == name).ok_or("undeclared")?;
+    match consents.standing(cap) {
+        Standing::Consented => Ok(cap),
+        s => Err(s.as_str()),
+    }
+}
+
+/// The keys of the claims this client holds, by origin and request id, so
+/// the agent answers by id and never handles a key.
+pub struct Claims {
+    config: ConfigDir,
+    slot: String,
+}
+
+impl Claims {
+    pub fn new(config: &ConfigDir, origin: &str, id: &str) -> Claims {
+        Claims { config: config.clone(), slot: format!("{origin} {id}") }
+    }
+
+    pub fn key(&self) -> Result<Option<String>, ConfigError> {
+        let all: BTreeMap<String, String> = self.config.read(&self.config.claims())?.unwrap_or_default();
+        Ok(all.get(&self.slot).cloned())
+    }
+
+    pub fn keep(&self, key: &str) -> Result<(), ConfigError> {
+        let mut all: BTreeMap<String, String> = self.config.read(&self.config.claims())?.unwrap_or_default();
+        all.insert(self.slot.clone(), key.to_owned());
+        self.config.write(&self.config.claims(), &all)
+    }
+
+    pub fn forget(&self) -> Result<(), ConfigError> {
+        self.config.remove_key::<String>(&self.config.claims(), &self.slot).map(|_| ())
+    }
+}
+
 /// A request as the agent receives it: the consented task in the app's
 /// declared words, and the person's params as data.
 pub fn delivered(request: &AgentRequest, capability: &Capability) -> Value {

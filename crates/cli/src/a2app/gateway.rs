@@ -20,6 +20,7 @@
 //! stdout carries the protocol and nothing else; logs go to stderr.
 
 pub mod approval;
+pub mod queue;
 pub mod tools;
 
 use super::output::{Failure, NOTHING_FOUND, REFUSED};
@@ -42,7 +43,7 @@ use std::time::Duration;
 /// The gateway's state: where the client's files are and which apps it drives.
 #[derive(Clone)]
 pub struct Gateway {
-    config: ConfigDir,
+    pub(crate) config: ConfigDir,
     /// The targets it was started with, as typed; empty: every local app.
     targets: Vec<String>,
     /// `A2APP_TOKEN`, used only when exactly one target was given: with
@@ -52,12 +53,21 @@ pub struct Gateway {
     agent: Option<String>,
     /// Approvals asked of a 2026-07-28 host, waiting for the repeat.
     pub(crate) pending: approval::Pendings,
+    /// Capabilities the person declined to consent to in this process.
+    pub(crate) declined: queue::Declined,
 }
 
 impl Gateway {
     pub fn new(config: ConfigDir, targets: Vec<String>, env_token: Option<String>, agent: Option<String>) -> Gateway {
         let env_token = if targets.len() == 1 { env_token } else { None };
-        Gateway { config, targets, env_token, agent, pending: approval::Pendings::default() }
+        Gateway {
+            config,
+            targets,
+            env_token,
+            agent,
+            pending: approval::Pendings::default(),
+            declined: queue::Declined::default(),
+        }
     }
 
     /// The names an `app` argument may take now, each with its registry

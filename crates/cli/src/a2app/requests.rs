@@ -9,11 +9,10 @@
 use super::Ctx;
 use super::output::{Failure, NOTHING_FOUND, OK, REFUSED, cell, table};
 use a2app_client::api::CallError;
-use a2app_client::consents::{Consents, Standing, delivered, sort};
+use a2app_client::consents::{Claims, Consents, Standing, delivered, sort, words};
 use protocol::ErrorCode;
 use protocol::request::Capability;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::io::BufRead;
 
 async fn declared(ctx: &mut Ctx<'_>) -> Result<Vec<Capability>, Failure> {
@@ -93,7 +92,8 @@ pub async fn consent(ctx: &mut Ctx<'_>, names: &[&str]) -> Result<u8, Failure> {
     let mut lines = stdin.lock().lines();
     for (i, cap) in asked.iter().enumerate() {
         let state = consents.standing(cap);
-        ctx.out.note(&format!("{}. {}\n{}", i + 1, cap.title, words(cap)));
+        let text = words(cap).lines().map(|l| format!("   {l}")).collect::<Vec<_>>().join("\n");
+        ctx.out.note(&format!("{}. {}\n{text}", i + 1, cap.title));
         if state == Standing::Changed {
             ctx.out.note("   You allowed an earlier version of this; the app has changed what it asks.");
         }
@@ -137,7 +137,7 @@ pub async fn claim(ctx: &mut Ctx<'_>, id: &str) -> Result<u8, Failure> {
     let caps = declared(ctx).await?;
     let cap = consented(ctx, &caps, &request.capability)?;
     let claimed = ctx.session.api.claim(id, ctx.cli.lease).await?;
-    remember(ctx, id, Some(&claimed.claim_key))?;
+    claims(ctx, id)?.keep(&claimed.claim_key).map_err(Failure::config)?;
     let mut doc = delivered(&claimed.request, &cap);
     doc["leaseUntil"] = Value::from(claimed.request.lease_until.clone());
     let result: Vec<String> = cap.result.iter().map(|(n, p)| format!("{n}=<{}>", p.kind)).collect();
@@ -156,7 +156,8 @@ pub async fn claim(ctx: &mut Ctx<'_>, id: &str) -> Result<u8, Failure> {
 
 /// `a2app APP answer ID field=value…` or `--fail WHY`.
 pub async fn answer(ctx: &mut Ctx<'_>, id: &str, args: &[&str]) -> Result<u8, Failure> {
-    let key = claims(ctx)?.get(&claim_slot(ctx, id)).cloned().ok_or_else(|| {
+    let held = claims(ctx, id)?;
+    let key = held.key().map_err(Failure::config)?.ok_or_else(|| {
         Failure::new(REFUSED, "not_claimed", format!("this client holds no claim on {id}"))
             .fix(ctx.hint(&format!("claim {id}")))
     })?;
@@ -182,12 +183,12 @@ pub async fn answer(ctx: &mut Ctx<'_>, id: &str, args: &[&str]) -> Result<u8, Fa
     let answered = match ctx.session.api.answer(id, &body).await {
         Err(CallError::App(e)) if e.code == ErrorCode::RequestClosed || e.code == ErrorCode::RequestClaimed => {
             // Answered already, or the claim passed on: the key is spent either way.
-            remember(ctx, id, None)?;
+            held.forget().map_err(Failure::config)?;
             return Err(CallError::App(e).into());
         }
         other => other?,
     };
-    remember(ctx, id, None)?;
+    held.forget().map_err(Failure::config)?;
     let text = match &answered.failure {
         Some(why) => format!("answered {id}: failed ({why})"),
         None => format!("answered {id}: done, {}", params_line(&json!(answered.result))),
@@ -197,47 +198,10 @@ pub async fn answer(ctx: &mut Ctx<'_>, id: &str, args: &[&str]) -> Result<u8, Fa
 }
 
 fn consented(ctx: &Ctx<'_>, caps: &[Capability], name: &str) -> Result<Capability, Failure> {
-    let Some(cap) = caps.iter().find(|c| c.name == name) else {
-        return Err(Failure::new(REFUSED, "undeclared", format!("the app does not declare the capability {name}")));
-    };
-    match consents(ctx)?.standing(cap) {
-        Standing::Consented => Ok(cap.clone()),
-        s => Err(Failure::new(
-            REFUSED,
-            s.as_str(),
-            format!("the person has not consented to {name} as the app declares it now"),
-        )
-        .fix(format!("ask the person to run: {}", ctx.hint(&format!("consent {name}"))))),
-    }
-}
-
-/// What a capability asks, in words: the task, what it reads and writes,
-/// what the request carries and what the agent answers.
-fn words(cap: &Capability) -> String {
-    let list = |v: &[String]| if v.is_empty() { "nothing".to_owned() } else { v.join(", ") };
-    let fields = |m: &indexmap::IndexMap<String, protocol::describe::DescribedParam>| {
-        if m.is_empty() {
-            return "nothing".to_owned();
-        }
-        m.iter()
-            .map(|(n, p)| {
-                if p.choices.is_empty() {
-                    format!("{n} ({})", p.kind)
-                } else {
-                    format!("{n} ({})", p.choices.iter().map(cell).collect::<Vec<_>>().join(" | "))
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    format!(
-        "   {}\n   The agent would read: {}. It would write: {}.\n   A request carries: {}. The agent answers with: {}.",
-        cap.description,
-        list(&cap.reads),
-        list(&cap.writes),
-        fields(&cap.params),
-        fields(&cap.result)
-    )
+    a2app_client::consents::consented(caps, &consents(ctx)?, name).cloned().map_err(|why| {
+        Failure::new(REFUSED, why, format!("the person has not consented to {name} as the app declares it now"))
+            .fix(format!("ask the person to run: {}", ctx.hint(&format!("consent {name}"))))
+    })
 }
 
 fn names_of(caps: &[Capability]) -> String {
@@ -251,22 +215,7 @@ fn params_line(params: &Value) -> String {
     }
 }
 
-fn claim_slot(ctx: &Ctx<'_>, id: &str) -> String {
-    format!("{} {id}", ctx.session.origin)
-}
-
-fn claims(ctx: &Ctx<'_>) -> Result<BTreeMap<String, String>, Failure> {
+fn claims(ctx: &Ctx<'_>, id: &str) -> Result<Claims, Failure> {
     let config = ctx.env.config.as_ref().ok_or_else(|| Failure::config("no config directory"))?;
-    Ok(config.read(&config.claims()).map_err(Failure::config)?.unwrap_or_default())
-}
-
-/// Keeps (or forgets, with `None`) the key of this client's claim on `id`.
-fn remember(ctx: &Ctx<'_>, id: &str, key: Option<&str>) -> Result<(), Failure> {
-    let config = ctx.env.config.as_ref().ok_or_else(|| Failure::config("no config directory"))?;
-    let mut all = claims(ctx)?;
-    match key {
-        Some(k) => all.insert(claim_slot(ctx, id), k.to_owned()),
-        None => all.remove(&claim_slot(ctx, id)),
-    };
-    config.write(&config.claims(), &all).map_err(Failure::config)
+    Ok(Claims::new(config, &ctx.session.origin, id))
 }

@@ -27,10 +27,11 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 /// The MIME type of an MCP Apps view.
 pub const MIME: &str = "text/html;profile=mcp-app";
 /// The tools whose results are not for the person's eyes: `describe` answers
-/// a document for the model, and the gateway's `apps` and `whoami` a list and
-/// a credential summary. Every other tool (the record tools, `run_operation`,
+/// a document for the model, the gateway's `apps` and `whoami` a list and
+/// a credential summary, and its request-queue tools the agent's own work
+/// (the app's page shows the person the answer). Every other tool (the record tools, `run_operation`,
 /// `job_status`, and in `full` mode each operation's own tool) is drawn.
-const UNLINKED: &[&str] = &["describe", "apps", "whoami"];
+const UNLINKED: &[&str] = &["describe", "apps", "whoami", "requests", "claim_request", "answer_request"];
 
 const PAGE: &str = include_str!("view.html");
 /// Where the app's model goes into the page.

@@ -63,8 +63,12 @@ pub fn asker(ctx: &RequestContext<RoleServer>) -> Asker<'_> {
 
 /// The form a person answers: one box to tick.
 fn form(message: &str) -> ElicitRequestParams {
+    form_titled(message, "Run it")
+}
+
+fn form_titled(message: &str, title: &'static str) -> ElicitRequestParams {
     let schema = ElicitationSchema::builder()
-        .required_bool_property("approve", |b| b.title("Run it").with_default(false))
+        .required_bool_property("approve", |b| b.title(title).with_default(false))
         .build_unchecked();
     ElicitRequestParams::FormElicitationParams { meta: None, message: message.to_owned(), requested_schema: schema }
 }
@@ -82,6 +86,18 @@ pub async fn ask_now(peer: &Peer<RoleServer>, message: &str) -> bool {
         Ok(result) => approved(&result),
         Err(e) => {
             tracing::warn!(error = %e, "the approval question got no answer");
+            false
+        }
+    }
+}
+
+/// Asks the person to consent (legacy era, within the call): the same
+/// one-box form, titled "Allow". No answer or anything but a tick is a no.
+pub async fn consent_now(peer: &Peer<RoleServer>, message: &str) -> bool {
+    match peer.create_elicitation_with_timeout(form_titled(message, "Allow"), Some(ANSWER_WITHIN)).await {
+        Ok(result) => approved(&result),
+        Err(e) => {
+            tracing::warn!(error = %e, "the consent question got no answer");
             false
         }
     }

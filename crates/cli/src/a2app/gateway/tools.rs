@@ -59,7 +59,11 @@ pub fn list() -> Vec<Tool> {
         "annotations": {"title": "Who am I", "readOnlyHint": true, "openWorldHint": false},
     });
     let per_app = app_tools::compact().into_iter().chain(app_tools::runner(true)).chain([whoami]).map(with_app);
-    std::iter::once(apps).chain(per_app).filter_map(|def| serde_json::from_value(def).ok()).collect()
+    std::iter::once(apps)
+        .chain(per_app)
+        .chain(super::queue::defs())
+        .filter_map(|def| serde_json::from_value(def).ok())
+        .collect()
 }
 
 /// Adds the required `app` argument in front of a tool's own, and the
@@ -126,7 +130,7 @@ pub async fn call(
     let outcome = match name {
         "apps" => apps(gw).await.map(Step::from),
         "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status" | "whoami"
-        | "show" => {
+        | "show" | "requests" | "claim_request" | "answer_request" => {
             match &request.request_state {
                 // A 2026-07-28 host repeating a call with the person's answer.
                 Some(state) => resume(gw, name, &args, state, request.input_responses.as_ref()).await.map(Step::from),
@@ -185,9 +189,16 @@ async fn on_app(
         "run_operation" => return run(gw, &mut session, args, ctx).await,
         "job_status" => Answer::json(session.api.job(&required(args, "jobId")?).await?),
         "show" => show(&session, args).await?,
+        "requests" => queued(super::queue::requests(gw, &mut session, &app, ctx).await?),
+        "claim_request" => queued(super::queue::claim(gw, &mut session, args).await?),
+        "answer_request" => queued(super::queue::answer(gw, &session, args).await?),
         _ => Answer::json(session.api.whoami().await?),
     };
     Ok(answer.into())
+}
+
+fn queued((value, text): (Value, String)) -> Answer {
+    Answer { value, text }
 }
 
 /// `show`, for hosts that draw views: the app's own A2UI surfaces, over its
@@ -472,7 +483,7 @@ fn object(args: &Map<String, Value>, key: &str, expected: &str) -> Result<Option
 }
 
 /// An argument's violation as a refusal, with the fix it implies.
-fn refused(v: protocol::Violation) -> Failure {
+pub(super) fn refused(v: protocol::Violation) -> Failure {
     let fix = match (&v.field, &v.expected) {
         (Some(field), Some(expected)) => format!("give {field} as {expected}"),
         _ => "fix the arguments and repeat".to_owned(),
