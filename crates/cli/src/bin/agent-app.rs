@@ -91,8 +91,12 @@ fn check(dir: &Path) -> ExitCode {
     match loaded {
         Ok(def) => {
             let fields: usize = def.schema.entities.values().map(|e| e.fields.len()).sum();
+            let requests = match def.requests.len() {
+                0 => String::new(),
+                n => format!(", {n} request capabilities"),
+            };
             println!(
-                "ok: {} ({} entities, {} fields, {} operations)",
+                "ok: {} ({} entities, {} fields, {} operations{requests})",
                 def.config.id,
                 def.schema.entities.len(),
                 fields,

@@ -21,7 +21,29 @@ fn schema_problem(schema: &str) -> (i32, String) {
 fn the_examples_pass() {
     let out = run(&["check", example("kanban").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok: kanban (3 entities, 20 fields, 5 operations)\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok: kanban (3 entities, 20 fields, 5 operations, 2 request capabilities)\n"
+    );
+}
+
+#[test]
+fn request_capabilities_are_checked_against_the_schema_with_every_problem() {
+    let schema = r#"{"entities":{"cards":{"fields":{"title":{"type":"string"}}}}}"#;
+    let requests = r#"[{"name": "tidy", "title": "Tidy", "description": "Tidy the cards.", "reads": ["tasks"],
+                        "writes": ["cards"], "instructions": "anything", "result": {"done": {"type": "date"}}},
+                       {"name": "tidy", "title": "Again", "description": "d"}]"#;
+    let (code, out) = check_dir(&[("app.toml", APP), ("schema.json", schema), ("requests.json", requests)]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "requests.json: $[0].reads[0]: no entity \"tasks\" in schema.json",
+            "requests.json: $[0].instructions: unknown key \"instructions\" (allowed: name, title, description, reads, writes, params, result)",
+            "requests.json: $[0].result.done.type: param type must be one of: string, number, boolean",
+            "requests.json: $[1].name: duplicate capability \"tidy\"",
+        ]
+    );
 }
 
 #[test]
