@@ -497,7 +497,26 @@ impl Fuzzer<'_> {
                     "/.well-known/ai-catalog.json",
                     "/mcp/server-card",
                     "/api/../api/health",
+                    "/api/_a2app/requests",
+                    "/api/_a2app/requests/abcdefghijklmno",
+                    "/api/_a2app/requests/abcdefghijklmno/claim",
+                    "/api/_a2app/requests/abcdefghijklmno/answer",
+                    "/api/_a2app/requests/x/cancel",
                 ]);
+                if path.starts_with("/api/_a2app/requests") {
+                    // The page's origin some of the time: only a person asks.
+                    if self.chance(0.5) && !headers.iter().any(|(h, _)| *h == "origin") {
+                        headers.push(("origin", self.t.url.clone().into_bytes()));
+                    }
+                    let asked = json!({
+                        "capability": self.pick(&["summarise_board", "suggest_priority", "", "nope"]),
+                        "params": self.any_value(2),
+                        "claimKey": self.junk(8),
+                        "result": self.any_value(2),
+                        "leaseSeconds": self.any_value(0),
+                    });
+                    body = Some(if self.chance(0.5) { asked } else { self.any_value(2) });
+                }
                 query = if self.chance(0.3) { self.query(&entity) } else { Vec::new() };
                 if path == "/api/_a2app/receipts" && self.chance(0.7) {
                     let since = self.pick(&[NOW, "", "x", "2026-01-01"]);
