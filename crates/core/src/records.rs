@@ -686,6 +686,17 @@ async fn store_write(app: &Arc<App>, write: Write) -> Result<Written, Error> {
 }
 
 /// Audit entries after `since`, oldest first (at most `limit`).
+/// Who may read the receipts: anyone who may read the app in a single-user
+/// app; in a multi-user app only its owner (the agent token alone), since a
+/// receipt holds stored values that the entities' rules would hide from
+/// other users, and a request's params and result.
+pub fn may_read_receipts(app: &App, caller: &Caller) -> Result<(), Error> {
+    if app.definition.config.auth_mode != crate::app::AuthMode::MultiUser || caller.is_owner() {
+        return Ok(());
+    }
+    Err(Error::Unauthorized("in a multi-user app the receipts are read with the agent token (X-LUI-Token)".into()))
+}
+
 pub async fn receipts(app: &Arc<App>, since: Option<&str>, limit: u64) -> Result<Vec<Receipt>, Error> {
     let since =
         match since.map(str::trim).filter(|s| !s.is_empty()) {

@@ -78,9 +78,17 @@ pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<AgentR
         result: None,
         failure: None,
     };
+    let audit = receipt(
+        caller,
+        &request.id,
+        &request.created,
+        format!("Asked an agent: {}", cap.title),
+        "ask",
+        &request.params,
+    );
     let store = Arc::clone(&app.store);
     let stored = request.clone();
-    if !blocking(move || Ok(store.ask(&stored, MAX_OPEN, KEEP)?)).await? {
+    if !blocking(move || Ok(store.ask(&stored, MAX_OPEN, KEEP, &audit)?)).await? {
         return Err(Error::Invalid(vec![Violation::new(
             ErrorCode::OutOfRange,
             format!("{MAX_OPEN} requests are waiting for an agent already; cancel some or wait for answers"),
@@ -170,7 +178,8 @@ pub async fn claim(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> R
         agent: caller.agent.clone(),
         lease_until: crate::datetime::format(until),
     };
-    let request = step_request(app, id, step).await?;
+    let current = get(app, caller, id).await?;
+    let request = step_request(app, caller, &current, step, "claim", Map::new()).await?;
     Ok(Claimed { request, claim_key: key })
 }
 
@@ -185,9 +194,9 @@ pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> 
                 .field("claimKey"),
         ]));
     };
+    let current = get(app, caller, id).await?;
     let outcome = match (fields.get("result"), fields.get("failure")) {
         (Some(result), None) => {
-            let current = get(app, caller, id).await?;
             let cap = capability(app, &current.capability)?;
             let result = crate::operations::normalize_params(&cap.name, &cap.result, result)?;
             within(&result, MAX_RESULT_BYTES, "result")?;
@@ -216,7 +225,11 @@ pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> 
             ]));
         }
     };
-    step_request(app, id, RequestStep::Answer { key_hash: digest(key), outcome }).await
+    let fields = match &outcome {
+        Ok(result) => result.clone(),
+        Err(why) => Map::from_iter([("failure".to_owned(), Value::from(why.clone()))]),
+    };
+    step_request(app, caller, &current, RequestStep::Answer { key_hash: digest(key), outcome }, "answer", fields).await
 }
 
 /// Takes a request back (the person who asked it).
@@ -227,7 +240,8 @@ pub async fn cancel(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentRe
         ));
     };
     let only = caller.user.is_some().then_some(by);
-    step_request(app, id, RequestStep::Cancel { by: only }).await
+    let current = get(app, caller, id).await?;
+    step_request(app, caller, &current, RequestStep::Cancel { by: only }, "cancel", Map::new()).await
 }
 
 /// Whether this caller may see `request` (realtime's rule, as [`get`]'s).
@@ -239,13 +253,40 @@ pub fn may_see(app: &App, caller: &Caller, record: &Map<String, Value>) -> bool 
     }
 }
 
-async fn step_request(app: &Arc<App>, id: &str, step: RequestStep) -> Result<AgentRequest, Error> {
-    let store = Arc::clone(&app.store);
+/// Applies `step` to `current` (as read just before; the store checks the
+/// step against the row it holds), with its audit entry; `verb` and
+/// `fields` say what the entry records.
+async fn step_request(
+    app: &Arc<App>,
+    caller: &Caller,
+    current: &AgentRequest,
+    step: RequestStep,
+    verb: &'static str,
+    fields: Map<String, Value>,
+) -> Result<AgentRequest, Error> {
+    let title = app
+        .definition
+        .requests
+        .iter()
+        .find(|c| c.name == current.capability)
+        .map_or(current.capability.as_str(), |c| c.title.as_str());
+    let text = match (&step, verb) {
+        (RequestStep::Answer { outcome: Ok(_), .. }, _) => format!("Answered the request \"{title}\""),
+        (RequestStep::Answer { outcome: Err(_), .. }, _) => format!("Answered the request \"{title}\": cannot be done"),
+        (RequestStep::Claim { .. }, _) => format!("Claimed the request \"{title}\""),
+        (RequestStep::Cancel { .. }, _) => format!("Cancelled the request \"{title}\""),
+    };
     let now = crate::datetime::format(app.clock.now());
-    let key = id.to_owned();
-    let moved = blocking(move || Ok(store.step_request(&key, &step, &now)?)).await?;
+    let audit = receipt(caller, &current.id, &now, text, verb, &fields);
+    let store = Arc::clone(&app.store);
+    let key = current.id.clone();
+    let entry = audit.clone();
+    let moved = blocking(move || Ok(store.step_request(&key, &step, &now, &entry)?)).await?;
     match moved {
         Ok(request) => {
+            if caller.kind == CallerKind::Agent {
+                app.agent_log.append(&audit);
+            }
             publish(app, Action::Update, &request);
             Ok(request)
         }
@@ -266,6 +307,28 @@ async fn step_request(app: &Arc<App>, id: &str, step: RequestStep) -> Result<Age
             )
             .field("claimKey"),
         ])),
+    }
+}
+
+/// The audit entry of one step: `action` is `request.<verb>`, the entity
+/// the queue's topic, the id the request's.
+fn receipt(
+    caller: &Caller,
+    id: &str,
+    at: &str,
+    text: String,
+    verb: &str,
+    fields: &Map<String, Value>,
+) -> protocol::receipt::Receipt {
+    protocol::receipt::Receipt {
+        text,
+        action: format!("request.{verb}"),
+        entity: TOPIC.to_owned(),
+        id: id.to_owned(),
+        fields: fields.clone(),
+        at: at.to_owned(),
+        agent: caller.agent.clone(),
+        caller: caller.label().to_owned(),
     }
 }
 

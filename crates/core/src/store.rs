@@ -140,7 +140,14 @@ pub trait Store: Send + Sync + 'static {
     /// Adds a request to the app-to-agent queue (durable when this returns),
     /// unless `max_open` are pending or claimed (then `false`); beyond `keep`
     /// requests the oldest closed ones are dropped.
-    fn ask(&self, request: &protocol::request::AgentRequest, max_open: u64, keep: u64) -> Result<bool, StoreError>;
+    /// `audit` is written in the same transaction when the request is added.
+    fn ask(
+        &self,
+        request: &protocol::request::AgentRequest,
+        max_open: u64,
+        keep: u64,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<bool, StoreError>;
 
     /// One request, if it exists.
     fn request(&self, id: &str) -> Result<Option<protocol::request::AgentRequest>, StoreError>;
@@ -149,12 +156,13 @@ pub trait Store: Send + Sync + 'static {
     fn requests(&self, filter: &RequestFilter) -> Result<(Vec<protocol::request::AgentRequest>, u64), StoreError>;
 
     /// Moves a request on (claim, answer, cancel), atomically against its
-    /// stored state; durable when this returns.
+    /// stored state, with `audit` in the same transaction; durable when this returns.
     fn step_request(
         &self,
         id: &str,
         step: &RequestStep,
         now: &str,
+        audit: &protocol::receipt::Receipt,
     ) -> Result<Result<protocol::request::AgentRequest, RequestConflict>, StoreError>;
 
     /// Stores a new approval key (durable when this returns). Expired keys

@@ -554,9 +554,15 @@ impl Store for SqliteStore {
         surfaces::list(&*self.reader()?)
     }
 
-    fn ask(&self, request: &protocol::request::AgentRequest, max_open: u64, keep: u64) -> Result<bool, StoreError> {
-        let request = request.clone();
-        self.on_writer(move |conn| requests::ask(conn, &request, max_open, keep))
+    fn ask(
+        &self,
+        request: &protocol::request::AgentRequest,
+        max_open: u64,
+        keep: u64,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<bool, StoreError> {
+        let (request, audit) = (request.clone(), audit.clone());
+        self.on_writer(move |conn| requests::ask(conn, &request, max_open, keep, &audit))
     }
 
     fn request(&self, id: &str) -> Result<Option<protocol::request::AgentRequest>, StoreError> {
@@ -575,9 +581,10 @@ impl Store for SqliteStore {
         id: &str,
         step: &crate::store::RequestStep,
         now: &str,
+        audit: &protocol::receipt::Receipt,
     ) -> Result<Result<protocol::request::AgentRequest, crate::store::RequestConflict>, StoreError> {
-        let (id, step, now) = (id.to_owned(), step.clone(), now.to_owned());
-        self.on_writer(move |conn| requests::step(conn, &id, &step, &now))
+        let (id, step, now, audit) = (id.to_owned(), step.clone(), now.to_owned(), audit.clone());
+        self.on_writer(move |conn| requests::step(conn, &id, &step, &now, &audit))
     }
 
     fn issue_approval(&self, approval: &crate::store::Approval, now: &str, max: usize) -> Result<(), StoreError> {

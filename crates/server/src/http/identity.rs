@@ -67,7 +67,8 @@ pub async fn receipts(
     headers: HeaderMap,
     q: Result<Query<ReceiptsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read).await?;
+    let who = caller(&state, &headers, Intent::Read).await?;
+    a2app_core::records::may_read_receipts(&state.app, &who)?;
     let q = q.map(|Query(q)| q).unwrap_or_default();
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let list = a2app_core::records::receipts(&state.app, q.since.as_deref(), limit).await?;

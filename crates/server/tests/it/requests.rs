@@ -228,3 +228,69 @@ async fn users_see_only_their_own_requests() {
     let (status, cancelled) = t.send(as_user(&ann, "POST", format!("/api/_a2app/requests/{id}/cancel")), None).await;
     assert_eq!((status, cancelled["status"].as_str()), (200, Some("cancelled")));
 }
+
+/// Each step that applied is audited in its own transaction, attributed to
+/// who took it; refusals leave no entry.
+#[tokio::test]
+async fn every_step_is_audited_with_who_took_it() {
+    let t = TestApp::kanban().await;
+    let id = ask(&t, json!({"capability": "summarise_board", "params": {"focus": "urgent"}})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, claimed) = t.call("POST", &format!("/api/_a2app/requests/{id}/claim"), None).await;
+    let answer = format!("/api/_a2app/requests/{id}/answer");
+    assert_eq!(t.call("POST", &answer, Some(json!({"claimKey": "wrong", "failure": "no"}))).await.0, 409);
+    let body = json!({"claimKey": claimed["claimKey"], "failure": "The board is empty."});
+    assert_eq!(t.call("POST", &answer, Some(body)).await.0, 200);
+    let (_, receipts) = t.call("GET", "/api/_a2app/receipts", None).await;
+    let steps: Vec<(&str, &str, &str, &str)> = receipts["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["action"].as_str().unwrap(),
+                r["caller"].as_str().unwrap(),
+                r["entity"].as_str().unwrap(),
+                r["text"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("request.ask", "own_ui", "_a2app_requests", "Asked an agent: Summarise this board"),
+            ("request.claim", "agent", "_a2app_requests", "Claimed the request \"Summarise this board\""),
+            (
+                "request.answer",
+                "agent",
+                "_a2app_requests",
+                "Answered the request \"Summarise this board\": cannot be done"
+            ),
+        ]
+    );
+    assert_eq!(receipts["items"][0]["fields"], json!({"focus": "urgent"}));
+    assert_eq!(receipts["items"][2]["fields"], json!({"failure": "The board is empty."}));
+    assert_eq!(receipts["items"][2]["agent"], "tests");
+    let log = std::fs::read_to_string(t.dir.path().join("logs/agent-actions.jsonl")).unwrap();
+    let actions: Vec<String> =
+        log.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["action"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(actions, ["request.claim", "request.answer"], "the agent's steps, not the person's");
+}
+
+/// A multi-user app's receipts hold what rules hide (and a request's params):
+/// only its owner reads them.
+#[tokio::test]
+async fn a_multi_user_apps_receipts_are_the_owners_to_read() {
+    let t = TestApp::fixture("notes").await;
+    let (_, ann) = t.user("ann@example.com", "pass word 1").await;
+    let anonymous = t.http.get(format!("{}/api/_a2app/receipts", t.url));
+    let (status, body) = t.send(anonymous, None).await;
+    assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
+    let as_ann = t.http.get(format!("{}/api/_a2app/receipts", t.url)).header("Authorization", &ann);
+    assert_eq!(t.send(as_ann, None).await.0, 401);
+    let (status, owner) = t.call("GET", "/api/_a2app/receipts", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(owner["items"][0]["entity"], "users", "the owner reads them all");
+}

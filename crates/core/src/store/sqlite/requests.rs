@@ -4,6 +4,7 @@
 //! refusal, and an answer with a superseded claim key changes nothing.
 
 use crate::store::{RequestConflict, RequestFilter, RequestStep, StoreError};
+use protocol::receipt::Receipt;
 use protocol::request::{AgentRequest, RequestStatus};
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde_json::{Map, Value};
@@ -44,7 +45,7 @@ fn encode(map: &Map<String, Value>) -> Result<String, StoreError> {
 
 /// Adds a request unless `max_open` are pending or claimed already; past
 /// `keep` requests, the oldest closed ones go.
-pub fn ask(conn: &Connection, r: &AgentRequest, max_open: u64, keep: u64) -> Result<bool, StoreError> {
+pub fn ask(conn: &Connection, r: &AgentRequest, max_open: u64, keep: u64, audit: &Receipt) -> Result<bool, StoreError> {
     let open: i64 = conn
         .prepare_cached("SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed')")?
         .query_row([], |row| row.get(0))?;
@@ -68,6 +69,7 @@ pub fn ask(conn: &Connection, r: &AgentRequest, max_open: u64, keep: u64) -> Res
          WHERE status IN ('done', 'failed', 'cancelled') ORDER BY created DESC, id DESC LIMIT -1 OFFSET ?1)",
     )?
     .execute([as_i64(keep)])?;
+    super::jobs::audit(conn, audit)?;
     Ok(true)
 }
 
@@ -106,6 +108,7 @@ pub fn step(
     id: &str,
     step: &RequestStep,
     now: &str,
+    audit: &Receipt,
 ) -> Result<Result<AgentRequest, RequestConflict>, StoreError> {
     let Some((mut r, claim_hash)) = load(conn, id)? else { return Ok(Err(RequestConflict::NotFound)) };
     if r.status.is_closed() {
@@ -167,5 +170,6 @@ pub fn step(
         r.failure,
         new_hash
     ])?;
+    super::jobs::audit(conn, audit)?;
     Ok(Ok(r))
 }
