@@ -113,25 +113,32 @@ impl Consents {
 /// the app's task, what the agent reads and writes, what a request carries
 /// and what the agent answers (the last four from the declaration, not prose).
 pub fn words(cap: &Capability) -> String {
-    let list = |v: &[String]| if v.is_empty() { "nothing".to_owned() } else { v.join(", ") };
+    // Everything here comes from the app: printed only through `printable`.
+    let p = crate::display::printable;
+    let list = |v: &[String]| if v.is_empty() { "nothing".to_owned() } else { p(&v.join(", ")) };
     let fields = |m: &indexmap::IndexMap<String, protocol::describe::DescribedParam>| {
         if m.is_empty() {
             return "nothing".to_owned();
         }
-        let one = |(n, p): (&String, &protocol::describe::DescribedParam)| {
-            if p.choices.is_empty() {
-                format!("{n} ({})", p.kind)
+        let one = |(n, d): (&String, &protocol::describe::DescribedParam)| {
+            let kind = if d.choices.is_empty() {
+                d.kind.clone()
             } else {
                 let choices: Vec<String> =
-                    p.choices.iter().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
-                format!("{n} ({})", choices.join(" | "))
-            }
+                    d.choices.iter().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
+                choices.join(" | ")
+            };
+            let about = match d.description.trim_end_matches('.') {
+                "" => String::new(),
+                text => format!(": {text}"),
+            };
+            p(&format!("{n} ({kind}{about})"))
         };
         m.iter().map(one).collect::<Vec<_>>().join(", ")
     };
     format!(
         "{}\nThe agent would read: {}. It would write: {}.\nA request carries: {}. The agent answers with: {}.",
-        cap.description,
+        p(&cap.description),
         list(&cap.reads),
         list(&cap.writes),
         fields(&cap.params),
@@ -276,6 +283,21 @@ mod tests {
         let (deliver, withheld) = sort(&[request("summarise_board")], &[reworded], &again);
         assert!(deliver.is_empty());
         assert_eq!(withheld[0]["reason"], "consent_outdated");
+
+        // The app's words are printed through `printable`: an enum value or a
+        // description cannot rewrite the lines a person consents to.
+        let mut hostile = asked.clone();
+        hostile.description = "Summarise.\u{1b}[1A\u{1b}[2K".into();
+        hostile.params.insert(
+            "focus".into(),
+            serde_json::from_value(json!({"type": "string", "enum": ["all\u{1b}[2K"], "description": "\u{202e}x"}))
+                .unwrap(),
+        );
+        assert_eq!(
+            words(&hostile),
+            "Summarise.\\u{1b}[1A\\u{1b}[2K\nThe agent would read: cards. It would write: nothing.\n\
+             A request carries: focus (all\\u{1b}[2K: \\u{202e}x). The agent answers with: nothing."
+        );
 
         let mut revoking = Consents::load(&config, "http://127.0.0.1:8090", "kanban").unwrap();
         assert!(revoking.revoke("summarise_board").unwrap());

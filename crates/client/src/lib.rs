@@ -21,6 +21,7 @@ pub mod connections;
 pub mod consents;
 pub mod credentials;
 pub mod discovery;
+pub mod display;
 pub mod gate;
 pub mod operations;
 pub mod pins;

@@ -27,8 +27,11 @@ use std::sync::Arc;
 
 /// The realtime topic of request changes (`_a2app_requests/*` or `/ID`).
 pub const TOPIC: &str = "_a2app_requests";
-/// Most requests waiting or claimed at once: a page cannot flood agents.
+/// Most requests one asker (the page, or one user) has waiting or claimed
+/// at once: a page cannot flood agents, nor one user block another.
 pub const MAX_OPEN: u64 = 100;
+/// Longest text in one param: the person's data, not a document.
+pub const MAX_PARAM_CHARS: usize = 1000;
 /// Closed requests kept for reading back; older ones go.
 pub const KEEP: u64 = 1000;
 /// Largest encoded params and result.
@@ -41,18 +44,19 @@ pub const LEASE_SECONDS: std::ops::RangeInclusive<i64> = 30..=3600;
 
 /// Asks for a capability: `{"capability": name, "params": {…}}`.
 pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<AgentRequest, Error> {
-    let Some(by) = person(caller) else {
+    let Some(by) = person(app, caller) else {
         return Err(Error::Forbidden(
-            "requests are asked by a person, from the app's own page or as a signed-in user; an agent claims and answers them"
+            "requests are asked by a person, from the app's own page (signed in, in a multi-user app); an agent claims and answers them"
                 .into(),
         ));
     };
     // Every problem at once: unknown keys, the capability, its params.
     let (fields, mut problems) = object(body, &["capability", "params"])?;
-    let name = fields.get("capability").and_then(Value::as_str).unwrap_or("");
-    let checked = capability(app, name).and_then(|cap| {
+    let checked = named(fields).and_then(|name| capability(app, name)).and_then(|cap| {
         let raw = fields.get("params").unwrap_or(&Value::Null);
-        Ok((cap, crate::operations::normalize_params(&cap.name, &cap.params, raw)?))
+        let params = crate::operations::normalize_params(&cap.name, &cap.params, raw)?;
+        plain_params(&params)?;
+        Ok((cap, params))
     });
     let (cap, params) = match checked {
         Ok(ok) if problems.is_empty() => ok,
@@ -107,13 +111,18 @@ pub async fn list(
     page: u64,
     per_page: u64,
 ) -> Result<Value, Error> {
-    let status = match status.filter(|s| !s.is_empty()) {
+    // `claimable`: pending, or claimed with the lease run out (by the app's clock).
+    let claimable = status == Some("claimable");
+    let status = match status.filter(|s| !s.is_empty() && !claimable) {
         None => None,
         Some(s) => Some(RequestStatus::parse(s).ok_or_else(|| {
             Error::Invalid(vec![
-                Violation::new(ErrorCode::InvalidEnum, "status is one of pending, claimed, done, failed, cancelled")
-                    .field("status")
-                    .got(Value::from(s)),
+                Violation::new(
+                    ErrorCode::InvalidEnum,
+                    "status is one of pending, claimed, done, failed, cancelled, claimable",
+                )
+                .field("status")
+                .got(Value::from(s)),
             ])
         })?),
     };
@@ -122,6 +131,7 @@ pub async fn list(
         status,
         capability: capability.filter(|c| !c.is_empty()).map(str::to_owned),
         requested_by: reader(app, caller)?,
+        claimable_at: claimable.then(|| crate::datetime::format(app.clock.now())),
         limit: per_page,
         offset: (page - 1).saturating_mul(per_page),
     };
@@ -202,14 +212,16 @@ pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> 
             within(&result, MAX_RESULT_BYTES, "result")?;
             Ok(result)
         }
-        (None, Some(Value::String(why))) if !why.trim().is_empty() && why.chars().count() <= MAX_FAILURE_CHARS => {
+        (None, Some(Value::String(why)))
+            if !why.trim().is_empty() && why.chars().count() <= MAX_FAILURE_CHARS && plain(why) =>
+        {
             Err(why.clone())
         }
         (None, Some(other)) => {
             return Err(Error::Invalid(vec![
                 Violation::new(
                     ErrorCode::InvalidString,
-                    format!("failure says why, in 1 to {MAX_FAILURE_CHARS} characters"),
+                    format!("failure says why, in 1 to {MAX_FAILURE_CHARS} characters of text (no control characters)"),
                 )
                 .field("failure")
                 .got(other.clone()),
@@ -234,7 +246,7 @@ pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> 
 
 /// Takes a request back (the person who asked it).
 pub async fn cancel(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentRequest, Error> {
-    let Some(by) = person(caller) else {
+    let Some(by) = person(app, caller) else {
         return Err(Error::Forbidden(
             "a request is cancelled by the person who asked it; an agent answers it with a failure".into(),
         ));
@@ -338,14 +350,65 @@ fn publish(app: &App, action: Action, request: &AgentRequest) {
     }
 }
 
-/// Who asked, for a person: `own_ui`, or `user:<id>`.
-fn person(caller: &Caller) -> Option<String> {
+/// Who asked, for a person: `own_ui`, or `user:<id>`. In a multi-user app
+/// only a signed-in user: any local program can send the page's Origin, and
+/// requests nobody owns could be neither read nor cancelled by anyone.
+fn person(app: &App, caller: &Caller) -> Option<String> {
+    let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
     match (&caller.kind, &caller.user) {
         (CallerKind::Agent, _) => None,
         (_, Some(user)) => Some(format!("user:{}", user.id)),
-        (CallerKind::OwnUi, None) => Some("own_ui".to_owned()),
-        (CallerKind::Anonymous, None) => None,
+        (CallerKind::OwnUi, None) if !multi => Some("own_ui".to_owned()),
+        _ => None,
     }
+}
+
+/// The `capability` of an ask: present, and a string.
+fn named(fields: &Map<String, Value>) -> Result<&str, Error> {
+    match fields.get("capability") {
+        Some(Value::String(name)) => Ok(name),
+        None | Some(Value::Null) => Err(Error::Invalid(vec![
+            Violation::new(ErrorCode::RequiredField, "capability is required: one of describe's requests")
+                .field("capability"),
+        ])),
+        Some(other) => Err(Error::Invalid(vec![
+            Violation::new(ErrorCode::InvalidString, "capability is the name of one of describe's requests")
+                .field("capability")
+                .got(other.clone()),
+        ])),
+    }
+}
+
+/// Text a person could type: no control characters but line breaks and
+/// tabs, and none of the marks that reorder how text is shown.
+fn plain(text: &str) -> bool {
+    !text.chars().any(|c| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c))
+}
+
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Every string param plain and at most [`MAX_PARAM_CHARS`]: the person's
+/// data reaches the agent as data, never as a terminal control or a page.
+fn plain_params(params: &Map<String, Value>) -> Result<(), Error> {
+    let mut problems = Vec::new();
+    for (name, value) in params {
+        let Value::String(text) = value else { continue };
+        if text.chars().count() > MAX_PARAM_CHARS {
+            problems.push(
+                Violation::new(ErrorCode::TooLong, format!("\"{name}\" is longer than {MAX_PARAM_CHARS} characters"))
+                    .field(name.clone()),
+            );
+        } else if !plain(text) {
+            problems.push(
+                Violation::new(ErrorCode::InvalidString, format!("\"{name}\" holds control characters"))
+                    .field(name.clone())
+                    .expected("text without control or direction-changing characters"),
+            );
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
 }
 
 fn agent(caller: &Caller) -> Result<(), Error> {

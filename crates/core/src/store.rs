@@ -180,6 +180,9 @@ pub struct RequestFilter {
     pub status: Option<protocol::request::RequestStatus>,
     pub capability: Option<String>,
     pub requested_by: Option<String>,
+    /// Only requests an agent may claim at this instant: pending, or claimed
+    /// with the lease run out.
+    pub claimable_at: Option<String>,
     pub limit: u64,
     pub offset: u64,
 }

@@ -331,7 +331,9 @@ pub fn cell(value: &Value) -> String {
         Value::Array(items) => items.iter().map(cell).collect::<Vec<_>>().join(","),
         other => other.to_string(),
     };
-    let one_line = text.replace(['\n', '\r'], " ");
+    // Values come from the app (and from whoever wrote them): one line, and
+    // no control character reaches the terminal.
+    let one_line = a2app_client::display::printable(&text.replace(['\n', '\r'], " "));
     if one_line.chars().count() > 32 {
         format!("{}…", one_line.chars().take(31).collect::<String>())
     } else {

@@ -71,7 +71,10 @@ fn nothing_reaches_the_agent_before_a_person_consents_at_a_terminal() {
     let screen = shown.out();
     assert!(screen.contains("1. Summarise this board"), "{screen}");
     assert!(screen.contains("The agent would read: lists, cards. It would write: nothing."), "{screen}");
-    assert!(screen.contains("A request carries: focus (everything | overdue | urgent)"), "{screen}");
+    assert!(
+        screen.contains("A request carries: focus (everything | overdue | urgent: Which cards the summary is about)."),
+        "{screen}"
+    );
     assert!(screen.contains("2. Suggest a priority for a card"), "{screen}");
     assert!(screen.contains("consented: summarise_board"), "{screen}");
 

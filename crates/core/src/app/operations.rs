@@ -287,6 +287,11 @@ pub(crate) fn params(node: &Node, path: &str, problems: &mut Problems) -> Vec<Pa
         if choices.iter().any(|c| !allowed(c)) {
             problems.push(join(&ppath, "enum"), format!("every enum value must be a {}", kind.as_str()));
         }
+        // Enum values and descriptions are shown to people (a consent screen,
+        // a terminal): no control characters.
+        if choices.iter().any(|c| c.as_str().is_some_and(|t| t.chars().any(char::is_control))) {
+            problems.push(join(&ppath, "enum"), "enum values must not hold control characters");
+        }
         let default = spec.get("default").cloned();
         if let Some(d) = &default
             && (!allowed(d) || (!choices.is_empty() && !choices.contains(d)))
@@ -306,9 +311,9 @@ pub(crate) fn params(node: &Node, path: &str, problems: &mut Problems) -> Vec<Pa
         };
         let description = match spec.get("description") {
             None => String::new(),
-            Some(Value::String(d)) => d.clone(),
+            Some(Value::String(d)) if d.chars().count() <= 500 && !d.chars().any(char::is_control) => d.clone(),
             Some(_) => {
-                problems.push(join(&ppath, "description"), "description must be a string");
+                problems.push(join(&ppath, "description"), "description must be one line of at most 500 characters");
                 String::new()
             }
         };

@@ -146,9 +146,28 @@ async fn asking_reports_every_problem_at_once_and_stores_nothing() {
     assert_eq!(violations(&body), [("invalid_enum".to_owned(), "focus".to_owned())]);
     let (status, alone) = as_page(&t, "POST", "/api/_a2app/requests", Some(json!({"capability": "nope"}))).await;
     assert_eq!((status, alone["code"].as_str()), (404, Some("unknown_capability")));
+    let (_, missing) = as_page(&t, "POST", "/api/_a2app/requests", Some(json!({"params": {}}))).await;
+    assert_eq!(violations(&missing), [("required_field".to_owned(), "capability".to_owned())]);
+    let (_, number) = as_page(&t, "POST", "/api/_a2app/requests", Some(json!({"capability": 7}))).await;
+    assert_eq!(violations(&number), [("invalid_string".to_owned(), "capability".to_owned())]);
+    // The person's params are data: no terminal controls, no direction marks, no documents.
+    for (card, code) in [
+        ("abc\u{1b}[2Kdef", "invalid_string"),
+        ("\u{202e}fdp.exe", "invalid_string"),
+        (&"x".repeat(1001) as &str, "too_long"),
+    ] {
+        let body = json!({"capability": "suggest_priority", "params": {"card": card}});
+        let (status, refused) = as_page(&t, "POST", "/api/_a2app/requests", Some(body)).await;
+        assert_eq!((status, violations(&refused)), (400, vec![(code.to_owned(), "card".to_owned())]), "{card:?}");
+    }
+    let lines = json!({"capability": "suggest_priority", "params": {"card": "two\nlines\tand a tab"}});
+    assert_eq!(as_page(&t, "POST", "/api/_a2app/requests", Some(lines)).await.0, 200);
+    let (_, one) = t.call("GET", "/api/_a2app/requests", None).await;
+    assert_eq!(one["totalItems"], 1);
+    t.call("POST", &format!("/api/_a2app/requests/{}/cancel", one["items"][0]["id"].as_str().unwrap()), None).await;
 
-    let (_, all) = t.call("GET", "/api/_a2app/requests", None).await;
-    assert_eq!(all["totalItems"], 0, "nothing was stored");
+    let (_, all) = t.call("GET", "/api/_a2app/requests?status=pending", None).await;
+    assert_eq!(all["totalItems"], 1, "nothing else was stored");
     let (status, body) = t.call("GET", "/api/_a2app/requests?status=lost", None).await;
     assert_eq!((status, body["code"].as_str()), (400, Some("invalid_enum")));
     let (status, body) = t.call("GET", "/api/_a2app/requests?page=x", None).await;
@@ -164,9 +183,13 @@ async fn a_lapsed_claim_passes_to_the_next_agent_and_the_first_key_no_longer_ans
     assert_eq!((status, violations(&short)), (400, vec![("out_of_range".into(), "leaseSeconds".into())]));
     let (_, first) = t.call("POST", &claim, Some(json!({"leaseSeconds": 30}))).await;
     assert_eq!(first["request"]["leaseUntil"], at(30));
+    let claimable =
+        || async { t.call("GET", "/api/_a2app/requests?status=claimable", None).await.1["totalItems"].clone() };
+    assert_eq!(claimable().await, 0);
     t.clock.set(at(29).replace(' ', "T").parse().unwrap());
     assert_eq!(t.call("POST", &claim, None).await.0, 409, "still held");
     t.clock.set(at(31).replace(' ', "T").parse().unwrap());
+    assert_eq!(claimable().await, 1, "a lapsed claim is offered again");
     let (status, second) = t.call("POST", &claim, None).await;
     assert_eq!(status, 200, "{second}");
     let answer = format!("/api/_a2app/requests/{id}/answer");
@@ -178,6 +201,24 @@ async fn a_lapsed_claim_passes_to_the_next_agent_and_the_first_key_no_longer_ans
         (status, failed["status"].as_str(), failed["failure"].as_str()),
         (200, Some("failed"), Some("The board is empty."))
     );
+}
+
+/// The open limit is per asker: one user's flood leaves another free to ask.
+#[tokio::test]
+async fn one_users_open_requests_never_block_another() {
+    let t = TestApp::fixture("notes").await;
+    let (_, ann) = t.user("ann@example.com", "pass word 1").await;
+    let (_, bob) = t.user("bob@example.com", "pass word 1").await;
+    let ask_as = |token: &str| {
+        let req = t.http.post(format!("{}/api/_a2app/requests", t.url)).header("Origin", &t.url);
+        t.send(req.header("Authorization", token.to_owned()), Some(json!({"capability": "tidy_notes"})))
+    };
+    for _ in 0..a2app_core::requests::MAX_OPEN {
+        assert_eq!(ask_as(&ann).await.0, 200);
+    }
+    let (status, full) = ask_as(&ann).await;
+    assert_eq!((status, full["code"].as_str()), (400, Some("out_of_range")));
+    assert_eq!(ask_as(&bob).await.0, 200, "bob still asks");
 }
 
 #[tokio::test]
@@ -223,6 +264,10 @@ async fn users_see_only_their_own_requests() {
     assert_eq!(status, 404, "bob cannot cancel ann's request");
     let anonymous = t.http.get(format!("{}/api/_a2app/requests", t.url));
     assert_eq!(t.send(anonymous, None).await.0, 401);
+    // Signed out, the page asks nothing: such a request would be nobody's to read or cancel.
+    let signed_out = t.http.post(format!("{}/api/_a2app/requests", t.url)).header("Origin", &t.url);
+    let (status, refused) = t.send(signed_out, Some(json!({"capability": "tidy_notes"}))).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("forbidden")));
     let (_, all) = t.call("GET", "/api/_a2app/requests", None).await;
     assert_eq!(all["totalItems"], 1);
     let (status, cancelled) = t.send(as_user(&ann, "POST", format!("/api/_a2app/requests/{id}/cancel")), None).await;

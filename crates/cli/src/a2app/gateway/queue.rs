@@ -15,6 +15,7 @@ use super::approval::{self, Asker};
 use crate::a2app::output::{Failure, REFUSED};
 use a2app_client::api::CallError;
 use a2app_client::consents::{self, Claims, Consents, delivered, fingerprint, sort, words};
+use a2app_client::display::printable;
 use a2app_client::session::Session;
 use protocol::ErrorCode;
 use protocol::arguments;
@@ -86,8 +87,9 @@ pub async fn requests(
     app: &str,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<(Value, String), Failure> {
-    let caps = session.describe().await?.requests.clone();
-    let pending = session.api.requests(Some("pending"), 200).await?;
+    // Fresh, never the cache: see `a2app::requests::declared`.
+    let caps = session.api.describe().await?.requests;
+    let pending = session.api.requests(Some("claimable"), 200).await?;
     let mut consents = consents_of(gw, session)?;
     let (_, withheld) = sort(&pending, &caps, &consents);
     if let Asker::Now(peer) = approval::asker(ctx) {
@@ -100,9 +102,9 @@ pub async fn requests(
             }
             let question = format!(
                 "{} ({}) asks whether it may ask your agent to: {}.\n{}\nTick \"Allow\" to consent; anything else allows nothing.",
-                session.identity.app.name,
+                printable(&session.identity.app.name),
                 session.origin,
-                cap.title,
+                printable(&cap.title),
                 words(cap)
             );
             if approval::consent_now(peer, &question).await {
@@ -135,7 +137,7 @@ pub async fn requests(
 pub async fn claim(gw: &Gateway, session: &mut Session, args: &Map<String, Value>) -> Result<(Value, String), Failure> {
     let id = arguments::required(args, "id").map_err(super::tools::refused)?;
     let request = session.api.agent_request(&id).await?;
-    let caps = session.describe().await?.requests.clone();
+    let caps = session.api.describe().await?.requests;
     let cap = consents::consented(&caps, &consents_of(gw, session)?, &request.capability).cloned().map_err(|why| {
         Failure::new(
             REFUSED,

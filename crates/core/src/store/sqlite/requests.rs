@@ -43,12 +43,15 @@ fn encode(map: &Map<String, Value>) -> Result<String, StoreError> {
     serde_json::to_string(map).map_err(|e| StoreError::Internal(e.to_string()))
 }
 
-/// Adds a request unless `max_open` are pending or claimed already; past
+/// Adds a request unless `max_open` of its asker's are pending or claimed; past
 /// `keep` requests, the oldest closed ones go.
 pub fn ask(conn: &Connection, r: &AgentRequest, max_open: u64, keep: u64, audit: &Receipt) -> Result<bool, StoreError> {
+    // Per person who asked: one user's flood never blocks another's asking.
     let open: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed')")?
-        .query_row([], |row| row.get(0))?;
+        .prepare_cached(
+            "SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed') AND requested_by = ?1",
+        )?
+        .query_row([&r.requested_by], |row| row.get(0))?;
     if open.max(0) as u64 >= max_open {
         return Ok(false);
     }
@@ -87,17 +90,18 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<AgentRequest>, StoreErr
 /// A page of requests, newest first, and how many match.
 pub fn list(conn: &Connection, f: &RequestFilter) -> Result<(Vec<AgentRequest>, u64), StoreError> {
     // Fixed SQL with NULL meaning "any": no value is spliced into the text.
-    let filter =
-        "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR capability = ?2) AND (?3 IS NULL OR requested_by = ?3)";
+    let filter = "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR capability = ?2) AND (?3 IS NULL OR requested_by = ?3)
+        AND (?4 IS NULL OR status = 'pending' OR (status = 'claimed' AND lease_until <= ?4))";
     let (status, cap, by) = (f.status.map(|s| s.as_str()), f.capability.as_deref(), f.requested_by.as_deref());
+    let at = f.claimable_at.as_deref();
     let total: i64 = conn
         .prepare_cached(&format!("SELECT COUNT(*) FROM _a2app_requests WHERE {filter}"))?
-        .query_row(rusqlite::params![status, cap, by], |r| r.get(0))?;
+        .query_row(rusqlite::params![status, cap, by, at], |r| r.get(0))?;
     let items = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS}, NULL FROM _a2app_requests WHERE {filter} ORDER BY created DESC, id DESC LIMIT ?4 OFFSET ?5"
+            "SELECT {COLUMNS}, NULL FROM _a2app_requests WHERE {filter} ORDER BY created DESC, id DESC LIMIT ?5 OFFSET ?6"
         ))?
-        .query_map(rusqlite::params![status, cap, by, as_i64(f.limit), as_i64(f.offset)], |r| read(r).map(|(r, _)| r))?
+        .query_map(rusqlite::params![status, cap, by, at, as_i64(f.limit), as_i64(f.offset)], |r| read(r).map(|(r, _)| r))?
         .collect::<Result<_, _>>()?;
     Ok((items, total.max(0) as u64))
 }
