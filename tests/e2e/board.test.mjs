@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
-  launchBrowser, request, screenshotPath, startApp, startForeignSite,
+  eventually, launchBrowser, request, screenshotPath, startApp, startForeignSite,
 } from './lib.mjs';
 
 const APP_PORT = 18490;
@@ -37,16 +37,6 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
   };
   const column = (name) => page.locator('.column', { has: page.locator('.column-title', { hasText: new RegExp(`^${name}$`) }) });
   const card = (title) => page.locator('.card', { has: page.locator('.card-title', { hasText: title }) });
-  /** Polls `check` (which asserts) until it passes or `ms` elapse. */
-  const eventually = async (check, ms = 5000) => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      try { return await check(); } catch (e) {
-        if (Date.now() > deadline) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  };
 
   before(async () => {
     app = await startApp({ port: APP_PORT });

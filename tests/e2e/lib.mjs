@@ -40,6 +40,17 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `check` (which asserts) until it passes or `ms` elapse; the last failure is thrown. */
+export async function eventually(check, ms = 5000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try { return await check(); } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await sleep(100);
+    }
+  }
+}
+
 export function tempDir(label) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `a2app-e2e-${label}-`));
   tempDirs.add(dir);

@@ -10,7 +10,7 @@
 // failure is shown with its reason; a reload lists the queue again.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { launchBrowser, request, screenshotPath, startApp } from './lib.mjs';
+import { eventually, launchBrowser, request, screenshotPath, startApp } from './lib.mjs';
 
 const APP_PORT = 18496;
 const AGENT = 'e2e-agent';
@@ -72,16 +72,6 @@ describe('asking an agent from the board', { timeout: 240000 }, () => {
   };
   const panelItem = (id) => page.locator(`#request-list .request[data-request="${id}"]`);
   const dialogItem = (id) => page.locator(`#card-requests .request[data-request="${id}"]`);
-  /** Polls `check` (which asserts) until it passes or `ms` elapse. */
-  const eventually = async (check, ms = 5000) => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      try { return await check(); } catch (e) {
-        if (Date.now() > deadline) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  };
 
   before(async () => {
     app = await startApp({ port: APP_PORT });

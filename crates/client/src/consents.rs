@@ -187,6 +187,28 @@ impl Claims {
     pub fn forget(&self) -> Result<(), ConfigError> {
         self.config.remove_key::<String>(&self.config.claims(), &self.slot).map(|_| ())
     }
+
+    /// Answers the claimed request `id` with `body` (which carries the key),
+    /// and forgets the key once it is spent: answered, or refused because
+    /// the request closed or was claimed again meanwhile.
+    pub async fn answer(
+        &self,
+        api: &crate::api::Api,
+        id: &str,
+        body: &Value,
+    ) -> Result<Result<AgentRequest, crate::api::CallError>, ConfigError> {
+        use protocol::ErrorCode::{RequestClaimed, RequestClosed};
+        let answered = api.answer(id, body).await;
+        let spent = match &answered {
+            Ok(_) => true,
+            Err(crate::api::CallError::App(e)) => matches!(e.code, RequestClosed | RequestClaimed),
+            Err(_) => false,
+        };
+        if spent {
+            self.forget()?;
+        }
+        Ok(answered)
+    }
 }
 
 /// A request as the agent receives it: the consented task in the app's

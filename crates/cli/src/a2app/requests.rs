@@ -8,10 +8,8 @@
 
 use super::Ctx;
 use super::output::{Failure, NOTHING_FOUND, OK, REFUSED, cell, table};
-use a2app_client::api::CallError;
 use a2app_client::consents::{Claims, Consents, Standing, delivered, sort, words};
 use a2app_client::display::printable;
-use protocol::ErrorCode;
 use protocol::request::Capability;
 use serde_json::{Value, json};
 use std::io::BufRead;
@@ -184,15 +182,7 @@ pub async fn answer(ctx: &mut Ctx<'_>, id: &str, args: &[&str]) -> Result<u8, Fa
             json!({"claimKey": key, "result": result})
         }
     };
-    let answered = match ctx.session.api.answer(id, &body).await {
-        Err(CallError::App(e)) if e.code == ErrorCode::RequestClosed || e.code == ErrorCode::RequestClaimed => {
-            // Answered already, or the claim passed on: the key is spent either way.
-            held.forget().map_err(Failure::config)?;
-            return Err(CallError::App(e).into());
-        }
-        other => other?,
-    };
-    held.forget().map_err(Failure::config)?;
+    let answered = held.answer(&ctx.session.api, id, &body).await.map_err(Failure::config)??;
     let text = match &answered.failure {
         Some(why) => format!("answered {id}: failed ({})", printable(why)),
         None => format!("answered {id}: done, {}", params_line(&json!(answered.result))),

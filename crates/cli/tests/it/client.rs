@@ -108,6 +108,25 @@ pub(crate) fn kanban(home: &Home) -> (tempfile::TempDir, Server) {
     (dir, server)
 }
 
+/// The app's own page asking for `capability` (its origin, no token): the
+/// only kind of caller that may ask. Answers the request's id.
+pub(crate) fn page_asks(url: &str, capability: &str, params: Value) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let answer = crate::http()
+            .build()
+            .unwrap()
+            .post(format!("{url}/api/_a2app/requests"))
+            .header("Origin", url)
+            .json(&json!({"capability": capability, "params": params}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        answer.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
+    })
+}
+
 /// The app's "tomorrow", from the serverNow it reports.
 pub(crate) fn tomorrow(home: &Home, target: &str) -> String {
     let root = home.run(&["--json", target]).expect(0).json();

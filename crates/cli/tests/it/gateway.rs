@@ -1,7 +1,7 @@
 //! `a2app mcp`, the real binary, spoken to over its stdin and stdout as an MCP
 //! host does, in both protocol eras, against real `agent-app serve`s.
 
-use crate::client::{Fake, Home, describe_doc, identity, kanban, no_route, tomorrow};
+use crate::client::{Fake, Home, describe_doc, identity, kanban, no_route, page_asks, tomorrow};
 use crate::{Server, copy_app, example, free_port};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -1042,24 +1042,6 @@ fn a_host_that_draws_views_gets_the_view_linked_from_the_record_tools() {
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}),
     );
     assert_eq!(init["result"]["capabilities"]["extensions"][UI], json!({}), "{init}");
-}
-
-/// The board's own page asking for `capability` (its origin, no token).
-fn page_asks(url: &str, capability: &str, params: Value) -> String {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let answer = crate::http()
-            .build()
-            .unwrap()
-            .post(format!("{url}/api/_a2app/requests"))
-            .header("Origin", url)
-            .json(&json!({"capability": capability, "params": params}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 200);
-        answer.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
-    })
 }
 
 #[test]

@@ -3,29 +3,10 @@
 //! person consented at a terminal (a pty from util-linux `script`), consent
 //! covers the words it was given for, and claims are answered by key.
 
-use crate::client::{Home, Run, kanban};
-use crate::http;
+use crate::client::{Home, Run, kanban, page_asks as ask};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::process::{Command, Stdio};
-
-/// The board's own page asking for `capability` (its origin, no token).
-fn ask(url: &str, capability: &str, params: Value) -> String {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let answer = http()
-            .build()
-            .unwrap()
-            .post(format!("{url}/api/_a2app/requests"))
-            .header("Origin", url)
-            .json(&json!({"capability": capability, "params": params}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 200);
-        answer.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
-    })
-}
 
 /// `a2app ARGS` on a terminal: util-linux `script` gives it a pty, and
 /// `typed` is what the person types.

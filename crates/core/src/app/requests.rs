@@ -19,7 +19,7 @@ const MAX_TITLE: usize = 100;
 const MAX_DESCRIPTION: usize = 500;
 const KEYS: &str = "name, title, description, reads, writes, params, result";
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Capability {
     pub name: String,
     pub title: String,
@@ -55,15 +55,7 @@ pub fn parse(text: &str, schema: Option<&Schema>) -> Result<Vec<Capability>, Pro
             problems.push(&path, format!("expected a capability object, got {}", item.kind()));
             continue;
         };
-        let mut cap = Capability {
-            name: String::new(),
-            title: String::new(),
-            description: String::new(),
-            reads: Vec::new(),
-            writes: Vec::new(),
-            params: Vec::new(),
-            result: Vec::new(),
-        };
+        let mut cap = Capability::default();
         for (key, value) in members {
             let kpath = join(&path, key);
             match key.as_str() {

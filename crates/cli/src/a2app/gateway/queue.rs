@@ -13,11 +13,9 @@
 use super::Gateway;
 use super::approval::{self, Asker};
 use crate::a2app::output::{Failure, REFUSED};
-use a2app_client::api::CallError;
 use a2app_client::consents::{self, Claims, Consents, delivered, fingerprint, sort, words};
 use a2app_client::display::printable;
 use a2app_client::session::Session;
-use protocol::ErrorCode;
 use protocol::arguments;
 use protocol::request::Capability;
 use rmcp::RoleServer;
@@ -180,14 +178,7 @@ pub async fn answer(gw: &Gateway, session: &Session, args: &Map<String, Value>) 
                 .fix("result: the fields the request's result names; failure: why it cannot be done"));
         }
     };
-    let answered = match session.api.answer(&id, &body).await {
-        Err(CallError::App(e)) if e.code == ErrorCode::RequestClosed || e.code == ErrorCode::RequestClaimed => {
-            held.forget().map_err(Failure::config)?;
-            return Err(CallError::App(e).into());
-        }
-        other => other?,
-    };
-    held.forget().map_err(Failure::config)?;
+    let answered = held.answer(&session.api, &id, &body).await.map_err(Failure::config)??;
     let text = match &answered.failure {
         Some(why) => format!("Answered {id}: failed ({why}). The app shows this to the person."),
         None => format!("Answered {id}: done. The app shows the result to the person."),
