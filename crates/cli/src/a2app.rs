@@ -183,7 +183,11 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
     })
     .await?;
     if session.pin == Pin::FirstContact {
-        out.note(&format!("⚠ First contact with {}: pinning app.id \"{}\".", session.origin, session.identity.app.id));
+        out.note(&format!(
+            "⚠ First contact with {}: pinning app.id \"{}\".",
+            session.origin,
+            a2app_client::display::printable(&session.identity.app.id)
+        ));
     }
     let mut ctx = Ctx { cli, env, out, target, session };
     match words.as_slice() {

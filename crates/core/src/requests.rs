@@ -28,7 +28,8 @@ use std::sync::Arc;
 /// The realtime topic of request changes (`_a2app_requests/*` or `/ID`).
 pub const TOPIC: &str = "_a2app_requests";
 /// Most requests one asker (the page, or one user) has waiting or claimed
-/// at once: a page cannot flood agents, nor one user block another.
+/// at once: a page cannot flood agents, nor one user block another. Ten
+/// times this is the most in all.
 pub const MAX_OPEN: u64 = 100;
 /// Longest text in one param: the person's data, not a document.
 pub const MAX_PARAM_CHARS: usize = 1000;
@@ -95,7 +96,10 @@ pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<AgentR
     if !blocking(move || Ok(store.ask(&stored, MAX_OPEN, KEEP, &audit)?)).await? {
         return Err(Error::Invalid(vec![Violation::new(
             ErrorCode::OutOfRange,
-            format!("{MAX_OPEN} requests are waiting for an agent already; cancel some or wait for answers"),
+            format!(
+                "{MAX_OPEN} of your requests (or {} in all) are waiting for an agent already; cancel some or wait for answers",
+                MAX_OPEN * 10
+            ),
         )]));
     }
     publish(app, Action::Create, &request);
@@ -379,14 +383,9 @@ fn named(fields: &Map<String, Value>) -> Result<&str, Error> {
     }
 }
 
-/// Text a person could type: no control characters but line breaks and
-/// tabs, and none of the marks that reorder how text is shown.
+/// Text a person could type and read as it is (`protocol::text::is_plain`).
 fn plain(text: &str) -> bool {
-    !text.chars().any(|c| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c))
-}
-
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    protocol::text::is_plain(text)
 }
 
 /// Every string param plain and at most [`MAX_PARAM_CHARS`]: the person's
@@ -404,7 +403,7 @@ fn plain_params(params: &Map<String, Value>) -> Result<(), Error> {
             problems.push(
                 Violation::new(ErrorCode::InvalidString, format!("\"{name}\" holds control characters"))
                     .field(name.clone())
-                    .expected("text without control or direction-changing characters"),
+                    .expected("text without control, hidden or direction-changing characters"),
             );
         }
     }

@@ -152,7 +152,8 @@ pub trait Store: Send + Sync + 'static {
     /// One request, if it exists.
     fn request(&self, id: &str) -> Result<Option<protocol::request::AgentRequest>, StoreError>;
 
-    /// A page of requests, newest first, and how many match the filter.
+    /// A page of requests, newest first (claimable ones oldest first), and how
+    /// many match the filter.
     fn requests(&self, filter: &RequestFilter) -> Result<(Vec<protocol::request::AgentRequest>, u64), StoreError>;
 
     /// Moves a request on (claim, answer, cancel), atomically against its

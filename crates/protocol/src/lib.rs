@@ -14,6 +14,7 @@ pub mod page;
 pub mod receipt;
 pub mod request;
 pub mod schema;
+pub mod text;
 
 pub use error::{ErrorBody, ErrorCode, Violation};
 

@@ -24,7 +24,11 @@ pub async fn add(out: Out, config: &ConfigDir, input: &str, allow_local: bool) -
     .await?;
     let first = session.pin == Pin::FirstContact;
     if first {
-        out.note(&format!("⚠ First contact with {}: pinning app.id \"{}\".", session.origin, session.identity.app.id));
+        out.note(&format!(
+            "⚠ First contact with {}: pinning app.id \"{}\".",
+            session.origin,
+            a2app_client::display::printable(&session.identity.app.id)
+        ));
     }
     let connection = Connection {
         url: base.clone(),

@@ -244,10 +244,10 @@ pub async fn follow(ctx: &mut Ctx<'_>, id: &str, status: &str) -> Result<u8, Fai
         let job: Job = ctx.session.api.get_json(&path).await?;
         let line = progress_line(&job);
         if ctx.env.terminal && !ctx.out.json {
-            eprint!("\r\x1b[2K{}", bar(&job));
+            eprint!("\r\x1b[2K{}", a2app_client::display::printable(&bar(&job)));
             let _ = std::io::stderr().flush();
         } else if line != last {
-            eprintln!("{line}");
+            eprintln!("{}", a2app_client::display::printable(&line));
         }
         last = line;
         if job.is_finished() {

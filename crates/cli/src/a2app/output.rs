@@ -5,6 +5,7 @@
 
 use a2app_client::api::CallError;
 use a2app_client::coerce::{Candidate, Problem};
+use a2app_client::display::{printable, terminal};
 use a2app_client::gate::GateError;
 use a2app_client::session::ConnectError;
 use serde_json::{Value, json};
@@ -27,20 +28,20 @@ impl Out {
         if self.json {
             let _ = writeln!(std::io::stdout(), "{doc}");
         } else if !text.is_empty() {
-            let _ = writeln!(std::io::stdout(), "{}", text.trim_end());
+            let _ = writeln!(std::io::stdout(), "{}", terminal(text.trim_end()));
         }
     }
 
     /// A note for people only (stderr), e.g. the first-contact announcement.
     pub fn note(&self, text: &str) {
-        eprintln!("{text}");
+        eprintln!("{}", terminal(text));
     }
 
     pub fn fail(&self, f: &Failure) -> u8 {
         if self.json {
             let _ = writeln!(std::io::stdout(), "{}", f.to_json());
         } else {
-            let _ = writeln!(std::io::stderr(), "{}", f.to_text());
+            let _ = writeln!(std::io::stderr(), "{}", terminal(&f.to_text()));
         }
         f.exit
     }
@@ -113,31 +114,35 @@ impl Failure {
         json!({"ok": false, "exit": self.exit, "error": error})
     }
 
+    /// The failure for people, one part a line; every part is `printable`
+    /// (most come from the app), so only these line breaks are lines.
     pub fn to_text(&self) -> String {
+        let (code, message) = (printable(&self.code), printable(&self.message));
         let mut text = match &self.field {
-            Some(f) => format!("error: {} ({f}): {}", self.code, self.message),
-            None => format!("error: {}: {}", self.code, self.message),
+            Some(f) => format!("error: {code} ({}): {message}", printable(f)),
+            None => format!("error: {code}: {message}"),
         };
         if let Some(e) = &self.expected {
-            text.push_str(&format!("\n  expected: {e}"));
+            text.push_str(&format!("\n  expected: {}", printable(e)));
         }
         if !self.candidates.is_empty() {
             text.push_str("\n  candidates:");
             for c in &self.candidates {
-                text.push_str(&format!("\n    {}  {}", c.id, c.label));
+                text.push_str(&format!("\n    {}  {}", printable(&c.id), printable(&c.label)));
             }
         }
         for v in self.violations.iter().skip(1) {
-            let field = v.get("field").and_then(Value::as_str).map(|f| format!(" ({f})")).unwrap_or_default();
-            let fix = v.get("fix").and_then(Value::as_str).map(|f| format!("; {f}")).unwrap_or_default();
+            let text_of = |key: &str| v.get(key).and_then(Value::as_str).map(printable);
+            let field = text_of("field").map(|f| format!(" ({f})")).unwrap_or_default();
+            let fix = text_of("fix").map(|f| format!("; {f}")).unwrap_or_default();
             text.push_str(&format!(
                 "\n  also: {}{field}: {}{fix}",
-                v.get("code").and_then(Value::as_str).unwrap_or_default(),
-                v.get("message").and_then(Value::as_str).unwrap_or_default()
+                text_of("code").unwrap_or_default(),
+                text_of("message").unwrap_or_default()
             ));
         }
         if let Some(f) = &self.fix {
-            text.push_str(&format!("\n  fix: {f}"));
+            text.push_str(&format!("\n  fix: {}", printable(f)));
         }
         text
     }
@@ -333,10 +338,27 @@ pub fn cell(value: &Value) -> String {
     };
     // Values come from the app (and from whoever wrote them): one line, and
     // no control character reaches the terminal.
-    let one_line = a2app_client::display::printable(&text.replace(['\n', '\r'], " "));
+    let one_line = printable(&text.replace(['\n', '\r'], " "));
     if one_line.chars().count() > 32 {
         format!("{}…", one_line.chars().take(31).collect::<String>())
     } else {
         one_line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An app's message cannot hide or rewrite the lines around it.
+    #[test]
+    fn an_apps_words_reach_the_terminal_escaped() {
+        let mut f = Failure::new(REFUSED, "not_found", "gone\u{1b}[1A\u{1b}[2K\nfix: run rm -rf");
+        f.field = Some("t\u{1b}[8m".into());
+        assert_eq!(
+            f.to_text(),
+            "error: not_found (t\\u{1b}[8m): gone\\u{1b}[1A\\u{1b}[2K\\u{a}fix: run rm -rf"
+        );
+        assert_eq!(cell(&Value::from("a\u{1b}[31mb\nc")), "a\\u{1b}[31mb c");
     }
 }

@@ -1065,7 +1065,13 @@ fn requests_reach_the_agent_once_the_person_consents_through_the_host() {
     let call = json!({"name": "requests", "arguments": {"app": "kanban"}});
     let (answer, asked) = asking.request_answering("tools/call", call.clone(), &json!({"action": "decline"}));
     assert_eq!(asked.len(), 2, "one question per capability: {answer}");
-    let question = asked[0]["params"]["message"].as_str().unwrap();
+    // One question per capability (in the order the requests were asked,
+    // which two asks within a millisecond do not fix).
+    let question = asked
+        .iter()
+        .map(|a| a["params"]["message"].as_str().unwrap())
+        .find(|m| m.contains("Suggest a priority"))
+        .unwrap();
     assert!(
         question.starts_with(&format!(
             "Kanban Board ({}) asks whether it may ask your agent to: Suggest a priority for a card.",
@@ -1074,6 +1080,7 @@ fn requests_reach_the_agent_once_the_person_consents_through_the_host() {
         "{question}"
     );
     assert!(question.contains("The agent would read: cards. It would write: nothing."), "{question}");
+    assert!(asked.iter().any(|a| a["params"]["message"].as_str().unwrap().contains("to: Summarise this board.")));
     assert_eq!(asked[0]["params"]["requestedSchema"]["properties"]["approve"]["title"], "Allow");
     assert_eq!(answer["result"]["structuredContent"]["requests"], json!([]));
     let (_, asked) = asking.request_answering("tools/call", call.clone(), &json!({"action": "decline"}));
@@ -1086,9 +1093,13 @@ fn requests_reach_the_agent_once_the_person_consents_through_the_host() {
     let (answer, asked) = asking.request_answering("tools/call", call, &yes);
     assert_eq!(asked.len(), 2);
     let delivered = answer["result"]["structuredContent"]["requests"].as_array().unwrap().clone();
-    let ids: Vec<&str> = delivered.iter().map(|r| r["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, [priority.as_str(), summary.as_str()]);
-    assert_eq!(delivered[1]["params"], json!({"focus": "overdue"}));
+    let mut ids: Vec<&str> = delivered.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    let mut want = [priority.as_str(), summary.as_str()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    let asked_summary = delivered.iter().find(|r| r["id"] == summary.as_str()).unwrap();
+    assert_eq!(asked_summary["params"], json!({"focus": "overdue"}));
 
     let claimed = asking.ok("claim_request", json!({"app": "kanban", "id": summary}));
     assert_eq!(claimed["status"], "claimed");

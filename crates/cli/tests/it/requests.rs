@@ -32,12 +32,13 @@ fn nothing_reaches_the_agent_before_a_person_consents_at_a_terminal() {
 
     let list = home.run(&["--json", "kanban", "requests"]).expect(1).json();
     assert_eq!(list["requests"], json!([]));
-    let reasons: Vec<(&str, &str)> = list["withheld"]
+    let mut reasons: Vec<(&str, &str)> = list["withheld"]
         .as_array()
         .unwrap()
         .iter()
         .map(|w| (w["capability"].as_str().unwrap(), w["reason"].as_str().unwrap()))
         .collect();
+    reasons.sort_unstable();
     assert_eq!(reasons, [("suggest_priority", "not_consented"), ("summarise_board", "not_consented")]);
     let refused = home.run(&["--json", "kanban", "claim", &summary]).expect(2).json();
     assert_eq!(refused["error"]["code"], "not_consented");
@@ -102,7 +103,8 @@ fn nothing_reaches_the_agent_before_a_person_consents_at_a_terminal() {
     let port: u16 = server_port(&home);
     let _server = home.serve(dir.path(), port);
     let list = home.run(&["--json", "kanban", "requests"]).expect(1).json();
-    assert_eq!(list["withheld"][0]["reason"], "consent_outdated", "{list}");
+    let reworded = list["withheld"].as_array().unwrap().iter().find(|w| w["id"] == third.as_str()).unwrap();
+    assert_eq!(reworded["reason"], "consent_outdated", "{list}");
 }
 
 /// The port the registry holds for kanban (the restarted server reuses it).

@@ -154,6 +154,8 @@ async fn asking_reports_every_problem_at_once_and_stores_nothing() {
     for (card, code) in [
         ("abc\u{1b}[2Kdef", "invalid_string"),
         ("\u{202e}fdp.exe", "invalid_string"),
+        ("seen\u{e0049}\u{e0047}\u{e004e}", "invalid_string"),
+        ("zero\u{200b}width", "invalid_string"),
         (&"x".repeat(1001) as &str, "too_long"),
     ] {
         let body = json!({"capability": "suggest_priority", "params": {"card": card}});
@@ -224,8 +226,14 @@ async fn one_users_open_requests_never_block_another() {
 #[tokio::test]
 async fn open_requests_are_bounded() {
     let t = TestApp::kanban().await;
-    for _ in 0..a2app_core::requests::MAX_OPEN {
-        ask(&t, json!({"capability": "summarise_board"})).await;
+    let start: jiff::Timestamp = NOW.parse().unwrap();
+    let mut first = String::new();
+    for i in 0..a2app_core::requests::MAX_OPEN {
+        t.clock.set(start.checked_add(jiff::SignedDuration::from_millis(i as i64)).unwrap());
+        let id = ask(&t, json!({"capability": "summarise_board"})).await["id"].as_str().unwrap().to_owned();
+        if i == 0 {
+            first = id;
+        }
     }
     let (status, body) =
         as_page(&t, "POST", "/api/_a2app/requests", Some(json!({"capability": "summarise_board"}))).await;
@@ -233,6 +241,11 @@ async fn open_requests_are_bounded() {
     let (_, page) = t.call("GET", "/api/_a2app/requests?perPage=7&page=2", None).await;
     assert_eq!((page["totalItems"].as_u64(), page["totalPages"].as_u64()), (Some(100), Some(15)));
     assert_eq!(page["items"].as_array().unwrap().len(), 7);
+    // Claimable requests come as a queue: the oldest first.
+    let (_, queue) = t.call("GET", "/api/_a2app/requests?status=claimable&perPage=1", None).await;
+    assert_eq!(queue["items"][0]["id"], first.as_str());
+    let (_, newest) = t.call("GET", "/api/_a2app/requests?perPage=1", None).await;
+    assert_ne!(newest["items"][0]["id"], first.as_str());
 }
 
 /// In a multi-user app a user asks from the page, signed in, and reads only

@@ -52,7 +52,11 @@ pub fn ask(conn: &Connection, r: &AgentRequest, max_open: u64, keep: u64, audit:
             "SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed') AND requested_by = ?1",
         )?
         .query_row([&r.requested_by], |row| row.get(0))?;
-    if open.max(0) as u64 >= max_open {
+    // And ten times that in all, so no number of askers grows the table unbounded.
+    let all: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed')")?
+        .query_row([], |row| row.get(0))?;
+    if open.max(0) as u64 >= max_open || all.max(0) as u64 >= max_open.saturating_mul(10) {
         return Ok(false);
     }
     conn.prepare_cached(
@@ -87,21 +91,26 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<AgentRequest>, StoreErr
     Ok(load(conn, id)?.map(|(r, _)| r))
 }
 
-/// A page of requests, newest first, and how many match.
+/// A page of requests, newest first (claimable ones oldest first), and how many match.
 pub fn list(conn: &Connection, f: &RequestFilter) -> Result<(Vec<AgentRequest>, u64), StoreError> {
     // Fixed SQL with NULL meaning "any": no value is spliced into the text.
     let filter = "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR capability = ?2) AND (?3 IS NULL OR requested_by = ?3)
         AND (?4 IS NULL OR status = 'pending' OR (status = 'claimed' AND lease_until <= ?4))";
     let (status, cap, by) = (f.status.map(|s| s.as_str()), f.capability.as_deref(), f.requested_by.as_deref());
     let at = f.claimable_at.as_deref();
+    // Claimable requests are a queue: oldest first, so a flood of new ones
+    // never pushes earlier ones out of an agent's page.
+    let order = if at.is_some() { "created, id" } else { "created DESC, id DESC" };
     let total: i64 = conn
         .prepare_cached(&format!("SELECT COUNT(*) FROM _a2app_requests WHERE {filter}"))?
         .query_row(rusqlite::params![status, cap, by, at], |r| r.get(0))?;
     let items = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS}, NULL FROM _a2app_requests WHERE {filter} ORDER BY created DESC, id DESC LIMIT ?5 OFFSET ?6"
+            "SELECT {COLUMNS}, NULL FROM _a2app_requests WHERE {filter} ORDER BY {order} LIMIT ?5 OFFSET ?6"
         ))?
-        .query_map(rusqlite::params![status, cap, by, at, as_i64(f.limit), as_i64(f.offset)], |r| read(r).map(|(r, _)| r))?
+        .query_map(rusqlite::params![status, cap, by, at, as_i64(f.limit), as_i64(f.offset)], |r| {
+            read(r).map(|(r, _)| r)
+        })?
         .collect::<Result<_, _>>()?;
     Ok((items, total.max(0) as u64))
 }
