@@ -355,10 +355,7 @@ mod tests {
     fn an_apps_words_reach_the_terminal_escaped() {
         let mut f = Failure::new(REFUSED, "not_found", "gone\u{1b}[1A\u{1b}[2K\nfix: run rm -rf");
         f.field = Some("t\u{1b}[8m".into());
-        assert_eq!(
-            f.to_text(),
-            "error: not_found (t\\u{1b}[8m): gone\\u{1b}[1A\\u{1b}[2K\\u{a}fix: run rm -rf"
-        );
+        assert_eq!(f.to_text(), "error: not_found (t\\u{1b}[8m): gone\\u{1b}[1A\\u{1b}[2K\\u{a}fix: run rm -rf");
         assert_eq!(cell(&Value::from("a\u{1b}[31mb\nc")), "a\\u{1b}[31mb c");
     }
 }
