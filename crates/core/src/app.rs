@@ -74,39 +74,33 @@ pub fn load(dir: &Path) -> Result<AppDefinition, Vec<Problem>> {
         }
     });
     let multi_user = config.as_ref().is_some_and(|c| c.auth_mode == AuthMode::MultiUser);
-    let schema =
-        read(crate::schema::FILE, &mut problems, true).and_then(|text| match crate::schema::parse(&text, multi_user) {
-            Ok(s) => Some(s),
-            Err(p) => {
-                problems.extend(p.list);
-                None
-            }
-        });
+    let schema = read(crate::schema::FILE, &mut problems, true)
+        .and_then(|text| kept(crate::schema::parse(&text, multi_user), &mut problems));
+    // The optional files: absent is empty; present, parsed against the schema.
     let operations = match read(operations::FILE, &mut problems, false) {
         None => Some(Vec::new()),
-        Some(text) => match operations::parse(&text, schema.as_ref()) {
-            Ok(ops) => Some(ops),
-            Err(p) => {
-                problems.extend(p.list);
-                None
-            }
-        },
+        Some(text) => kept(operations::parse(&text, schema.as_ref()), &mut problems),
     };
     let requests = match read(requests::FILE, &mut problems, false) {
         None => Some(Vec::new()),
-        Some(text) => match requests::parse(&text, schema.as_ref()) {
-            Ok(caps) => Some(caps),
-            Err(p) => {
-                problems.extend(p.list);
-                None
-            }
-        },
+        Some(text) => kept(requests::parse(&text, schema.as_ref()), &mut problems),
     };
     match (config, schema, operations, requests) {
         (Some(config), Some(schema), Some(operations), Some(requests)) if problems.is_empty() => {
             Ok(AppDefinition { dir: dir.to_path_buf(), config, schema: Arc::new(schema), operations, requests })
         }
         _ => Err(problems),
+    }
+}
+
+/// A parsed file's value, or its problems added to `problems`.
+fn kept<T>(parsed: Result<T, crate::problem::Problems>, problems: &mut Vec<Problem>) -> Option<T> {
+    match parsed {
+        Ok(value) => Some(value),
+        Err(p) => {
+            problems.extend(p.list);
+            None
+        }
     }
 }
 
