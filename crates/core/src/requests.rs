@@ -193,7 +193,7 @@ pub async fn claim(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> R
         lease_until: crate::datetime::format(until),
     };
     let current = get(app, caller, id).await?;
-    let request = step_request(app, caller, &current, step, "claim", Map::new()).await?;
+    let request = step_request(app, caller, &current, step, Map::new()).await?;
     Ok(Claimed { request, claim_key: key })
 }
 
@@ -245,7 +245,7 @@ pub async fn answer(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> 
         Ok(result) => result.clone(),
         Err(why) => Map::from_iter([("failure".to_owned(), Value::from(why.clone()))]),
     };
-    step_request(app, caller, &current, RequestStep::Answer { key_hash: digest(key), outcome }, "answer", fields).await
+    step_request(app, caller, &current, RequestStep::Answer { key_hash: digest(key), outcome }, fields).await
 }
 
 /// Takes a request back (the person who asked it).
@@ -257,7 +257,7 @@ pub async fn cancel(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentRe
     };
     let only = caller.user.is_some().then_some(by);
     let current = get(app, caller, id).await?;
-    step_request(app, caller, &current, RequestStep::Cancel { by: only }, "cancel", Map::new()).await
+    step_request(app, caller, &current, RequestStep::Cancel { by: only }, Map::new()).await
 }
 
 /// Whether this caller may see `request` (realtime's rule, as [`get`]'s).
@@ -270,14 +270,13 @@ pub fn may_see(app: &App, caller: &Caller, record: &Map<String, Value>) -> bool 
 }
 
 /// Applies `step` to `current` (as read just before; the store checks the
-/// step against the row it holds), with its audit entry; `verb` and
-/// `fields` say what the entry records.
+/// step against the row it holds), with its audit entry; `fields` are what
+/// the entry records.
 async fn step_request(
     app: &Arc<App>,
     caller: &Caller,
     current: &AgentRequest,
     step: RequestStep,
-    verb: &'static str,
     fields: Map<String, Value>,
 ) -> Result<AgentRequest, Error> {
     let title = app
@@ -286,11 +285,13 @@ async fn step_request(
         .iter()
         .find(|c| c.name == current.capability)
         .map_or(current.capability.as_str(), |c| c.title.as_str());
-    let text = match (&step, verb) {
-        (RequestStep::Answer { outcome: Ok(_), .. }, _) => format!("Answered the request \"{title}\""),
-        (RequestStep::Answer { outcome: Err(_), .. }, _) => format!("Answered the request \"{title}\": cannot be done"),
-        (RequestStep::Claim { .. }, _) => format!("Claimed the request \"{title}\""),
-        (RequestStep::Cancel { .. }, _) => format!("Cancelled the request \"{title}\""),
+    let (verb, text) = match &step {
+        RequestStep::Answer { outcome: Ok(_), .. } => ("answer", format!("Answered the request \"{title}\"")),
+        RequestStep::Answer { outcome: Err(_), .. } => {
+            ("answer", format!("Answered the request \"{title}\": cannot be done"))
+        }
+        RequestStep::Claim { .. } => ("claim", format!("Claimed the request \"{title}\"")),
+        RequestStep::Cancel { .. } => ("cancel", format!("Cancelled the request \"{title}\"")),
     };
     let now = crate::datetime::format(app.clock.now());
     let audit = receipt(caller, &current.id, &now, text, verb, &fields);
