@@ -10,6 +10,7 @@
 use crate::app::App;
 use crate::caller::{Caller, CallerKind};
 use crate::error::Error;
+use protocol::grant::Scope;
 
 /// What a transport observed about a request.
 #[derive(Debug, Clone, Default)]
@@ -41,6 +42,14 @@ pub enum Intent {
 /// rate limit. In a multi-user app a user's token in `Authorization` makes the
 /// caller act as that user (check 2 of the contract), on top of check 1.
 pub async fn authorize(app: &std::sync::Arc<App>, creds: &Credentials, intent: Intent) -> Result<Caller, Error> {
+    // A grant's access token: the same Host and Origin checks as any request
+    // (a read's, which never needs the agent token), then the grant decides.
+    if let Some(token) = creds.authorization.as_deref().filter(|t| t.starts_with(protocol::grant::TOKEN_PREFIX)) {
+        identify(app, creds, Intent::Read)?;
+        let caller = crate::grants::authenticate(app, token).await?;
+        app.limiter.take(&caller, intent, app.clock.now()).map_err(Error::RateLimited)?;
+        return Ok(caller);
+    }
     let mut caller = identify(app, creds, intent)?;
     let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
     if let Some(token) =
@@ -70,19 +79,19 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
             return Err(Error::ForbiddenOrigin(origin.to_owned()));
         }
         let kind = if token_ok { CallerKind::Agent } else { CallerKind::OwnUi };
-        return Ok(Caller { kind, agent, user: None });
+        return Ok(Caller { kind, agent, user: None, grant: None });
     }
     if creds.fetch_site.as_deref() == Some("cross-site") {
         return Err(Error::ForbiddenOrigin("a page on another site".into()));
     }
     if token_ok {
-        return Ok(Caller { kind: CallerKind::Agent, agent, user: None });
+        return Ok(Caller { kind: CallerKind::Agent, agent, user: None, grant: None });
     }
     if creds.token.is_some() {
         return Err(Error::Unauthorized("the agent token does not match this app's .agent-token".into()));
     }
     match intent {
-        Intent::Read => Ok(Caller { kind: CallerKind::Anonymous, agent, user: None }),
+        Intent::Read => Ok(Caller { kind: CallerKind::Anonymous, agent, user: None, grant: None }),
         Intent::Write => Err(Error::Unauthorized(
             "writes from a program need the agent token in X-LUI-Token (it is in the app's .agent-token file)".into(),
         )),
@@ -131,12 +140,18 @@ pub fn whoami(app: &App, caller: &Caller) -> protocol::identity::WhoAmI {
         "send the agent token in X-LUI-Token (the app's .agent-token file) to write and run operations".to_owned()
     });
     protocol::identity::WhoAmI {
-        kind: caller.label().to_owned(),
+        kind: caller.label(),
         agent: caller.agent.clone(),
         user,
+        scopes: caller.grant.as_ref().map(|g| g.scopes.iter().map(ToString::to_string).collect()),
         app: app.definition.config.id.clone(),
         auth_mode: if multi { "multi-user".into() } else { "single-user".into() },
-        may: protocol::identity::Permissions { read: true, write, operations: write },
+        may: protocol::identity::Permissions {
+            read: caller.grant.as_ref().is_none_or(|g| g.scopes.iter().any(|s| matches!(s, Scope::Read(_)))),
+            write: write && caller.grant.as_ref().is_none_or(|g| g.scopes.iter().any(|s| matches!(s, Scope::Write(_)))),
+            operations: write
+                && caller.grant.as_ref().is_none_or(|g| g.scopes.iter().any(|s| matches!(s, Scope::Operation(_)))),
+        },
         hint,
     }
 }

@@ -11,6 +11,18 @@ pub enum CallerKind {
     Agent,
     /// Nobody in particular: may read where reads are open, never write.
     Anonymous,
+    /// An agent holding an access token of a grant a person approved: it may
+    /// do what the grant's scopes allow, as the person it acts for.
+    Grant,
+}
+
+/// What a grant caller holds: which grant, and its scopes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantAccess {
+    pub id: String,
+    /// The fingerprint of the agent's key.
+    pub fingerprint: String,
+    pub scopes: std::collections::BTreeSet<protocol::grant::Scope>,
 }
 
 /// A signed-in user of a multi-user app (who the caller acts as).
@@ -28,6 +40,8 @@ pub struct Caller {
     pub kind: CallerKind,
     pub agent: Option<String>,
     pub user: Option<User>,
+    /// Set for [`CallerKind::Grant`] only.
+    pub grant: Option<std::sync::Arc<GrantAccess>>,
 }
 
 impl CallerKind {
@@ -37,17 +51,18 @@ impl CallerKind {
             CallerKind::OwnUi => "own_ui",
             CallerKind::Agent => "agent",
             CallerKind::Anonymous => "anonymous",
+            CallerKind::Grant => "grant",
         }
     }
 }
 
 impl Caller {
     pub fn anonymous() -> Caller {
-        Caller { kind: CallerKind::Anonymous, agent: None, user: None }
+        Caller { kind: CallerKind::Anonymous, agent: None, user: None, grant: None }
     }
 
     pub fn agent(name: Option<String>) -> Caller {
-        Caller { kind: CallerKind::Agent, agent: name, user: None }
+        Caller { kind: CallerKind::Agent, agent: name, user: None, grant: None }
     }
 }
 
@@ -58,8 +73,24 @@ impl Caller {
         self.kind == CallerKind::Agent && self.user.is_none()
     }
 
-    /// What `whoami` and receipts call this caller.
-    pub fn label(&self) -> &'static str {
-        if self.user.is_some() { "user" } else { self.kind.as_str() }
+    /// What `whoami` and receipts call this caller: `grant:<id>` for a
+    /// grant, so every write it makes names the grant that allowed it.
+    pub fn label(&self) -> String {
+        match (&self.grant, &self.user) {
+            (Some(grant), _) => format!("grant:{}", grant.id),
+            (None, Some(_)) => "user".to_owned(),
+            (None, None) => self.kind.as_str().to_owned(),
+        }
+    }
+
+    /// Whether the caller may act within `scope`: every caller but a grant's
+    /// (whose other limits are decided elsewhere), and a grant holding it.
+    pub fn holds(&self, scope: &protocol::grant::Scope) -> bool {
+        self.grant.as_ref().is_none_or(|g| g.scopes.contains(scope))
+    }
+
+    /// [`Self::holds`], or `insufficient_scope` naming the scope.
+    pub fn require(&self, scope: protocol::grant::Scope) -> Result<(), crate::error::Error> {
+        if self.holds(&scope) { Ok(()) } else { Err(crate::error::Error::InsufficientScope(scope.to_string())) }
     }
 }

@@ -40,6 +40,9 @@ pub enum Error {
     /// Authenticated, or not, but not allowed to do this.
     #[error("forbidden: {0}")]
     Forbidden(String),
+    /// A grant's caller without the scope this needs (the scope, as text).
+    #[error("insufficient scope: {0}")]
+    InsufficientScope(String),
     #[error("host {0} is not served")]
     ForbiddenHost(String),
     #[error("origin {0} may not call this app")]
@@ -104,6 +107,7 @@ impl Error {
             Error::VersionConflict(_) => ErrorCode::VersionConflict,
             Error::DuplicateRequest { .. } => ErrorCode::DuplicateRequest,
             Error::Forbidden(_) => ErrorCode::Forbidden,
+            Error::InsufficientScope(_) => ErrorCode::InsufficientScope,
             Error::ForbiddenHost(_) => ErrorCode::ForbiddenHost,
             Error::ForbiddenOrigin(_) => ErrorCode::ForbiddenOrigin,
             Error::Unauthorized(_) => ErrorCode::Unauthorized,
@@ -181,6 +185,11 @@ impl Error {
                 format!("requests from the web origin {origin} are refused; only the app's own page (or an origin in [http] allowed_origins) may call it"),
             ),
             Error::Unauthorized(why) | Error::Forbidden(why) => ErrorBody::new(code, why.clone()),
+            Error::InsufficientScope(scope) => ErrorBody::new(
+                code,
+                format!("this grant does not hold the scope {scope}; ask the person for a grant that does"),
+            )
+            .with_extra("scope", Value::from(scope.clone())),
             Error::RateLimited(secs) => {
                 ErrorBody::new(code, format!("too many requests from this caller; retry in {secs} s")).with_extra("retryAfter", Value::from(*secs))
             }

@@ -19,6 +19,7 @@ pub mod document;
 pub mod error;
 pub mod files;
 pub mod filter;
+pub mod grants;
 pub mod guard;
 pub mod id;
 pub mod jobs;

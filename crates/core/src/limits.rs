@@ -49,9 +49,10 @@ impl Limiter {
         if per_minute == 0 {
             return Ok(());
         }
-        let key = match &caller.user {
-            Some(user) => format!("user:{}", user.id),
-            None => caller.kind.as_str().to_owned(),
+        let key = match (&caller.grant, &caller.user) {
+            (Some(grant), _) => format!("grant:{}", grant.id),
+            (None, Some(user)) => format!("user:{}", user.id),
+            (None, None) => caller.kind.as_str().to_owned(),
         };
         let capacity = f64::from(per_minute);
         let rate = capacity / 60.0;
@@ -88,6 +89,7 @@ mod tests {
             kind: CallerKind::Agent,
             agent: None,
             user: Some(crate::caller::User { id: "u1".into(), record: Default::default() }),
+            grant: None,
         };
         assert_eq!(limiter.take(&user, Intent::Write, t0), Ok(()));
         assert_eq!(limiter.take(&agent, Intent::Read, t0), Ok(()));

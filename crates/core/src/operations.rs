@@ -230,9 +230,10 @@ fn approve(store: &dyn Store, call: ApprovedCall, key: Option<&str>, now: Timest
 /// The identity an approval is bound to: what the caller proved (as the rate
 /// limiter keys it), so another user cannot spend a key issued to someone else.
 fn approver(caller: &Caller) -> String {
-    match &caller.user {
-        Some(user) => format!("user:{}", user.id),
-        None => caller.kind.as_str().to_owned(),
+    match (&caller.grant, &caller.user) {
+        (Some(grant), _) => format!("grant:{}", grant.id),
+        (None, Some(user)) => format!("user:{}", user.id),
+        (None, None) => caller.kind.as_str().to_owned(),
     }
 }
 
@@ -292,6 +293,7 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
         .iter()
         .find(|o| o.name == name)
         .ok_or_else(|| Error::UnknownOperation(name.to_owned()))?;
+    caller.require(protocol::grant::Scope::Operation(op.name.clone()))?;
     let params = normalize(op, &invocation.params)?;
     if op.destructive && !invocation.scheduled {
         let call = ApprovedCall { approver: approver(caller), operation: op.name.clone(), params: params.clone() };
@@ -371,7 +373,7 @@ async fn audit(
         fields: params.clone(),
         at: crate::datetime::format(app.clock.now()),
         agent: caller.agent.clone(),
-        caller: caller.label().to_owned(),
+        caller: caller.label(),
     };
     let store = Arc::clone(&app.store);
     let entry = receipt.clone();

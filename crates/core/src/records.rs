@@ -234,7 +234,7 @@ pub async fn view(
 pub async fn may_see(app: &Arc<App>, caller: &Caller, change: &Arc<Change>) -> Result<bool, Error> {
     match rules::rule(app, caller, &change.entity, rules::Action::View) {
         Ok(None) => Ok(true),
-        Err(Error::Forbidden(_)) => Ok(false),
+        Err(Error::Forbidden(_) | Error::InsufficientScope(_)) => Ok(false),
         Err(e) => Err(e),
         Ok(Some(rule)) => {
             let ctx = rules::context(app, caller, "GET", None);
@@ -581,7 +581,7 @@ fn new_write(
         now: app.clock.now(),
         key: opts.key.clone(),
         agent: caller.agent.clone(),
-        caller: caller.label().to_owned(),
+        caller: caller.label(),
         timezone: app.definition.config.timezone.clone(),
         password_hash: None,
         rule: None,
@@ -691,6 +691,12 @@ async fn store_write(app: &Arc<App>, write: Write) -> Result<Written, Error> {
 /// receipt holds stored values that the entities' rules would hide from
 /// other users, and a request's params and result.
 pub fn may_read_receipts(app: &App, caller: &Caller) -> Result<(), Error> {
+    if caller.grant.is_some() {
+        // Receipts hold every entity's values, beyond any grant's scopes.
+        return Err(Error::Forbidden(
+            "a grant does not read the app's receipts; its own writes answer with theirs".into(),
+        ));
+    }
     if app.definition.config.auth_mode != crate::app::AuthMode::MultiUser || caller.is_owner() {
         return Ok(());
     }

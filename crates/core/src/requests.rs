@@ -186,13 +186,19 @@ pub async fn claim(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> R
     let until = now
         .checked_add(jiff::SignedDuration::from_secs(lease))
         .map_err(|e| Error::Internal(format!("lease end: {e}")))?;
-    let key = format!("a2c_{}", crate::token::generate().trim_start_matches("a2a_"));
+    let key = format!("a2c_{}", crate::token::secret());
     let step = RequestStep::Claim {
         key_hash: digest(&key),
         agent: caller.agent.clone(),
         lease_until: crate::datetime::format(until),
     };
     let current = get(app, caller, id).await?;
+    if let Ok(cap) = capability(app, &current.capability) {
+        covers(caller, cap)?;
+    } else if caller.grant.is_some() {
+        // A capability the app no longer declares: nothing a grant covers.
+        return Err(Error::InsufficientScope(format!("the capability {}", current.capability)));
+    }
     let request = step_request(app, caller, &current, step, Map::new()).await?;
     Ok(Claimed { request, claim_key: key })
 }
@@ -301,7 +307,7 @@ async fn step_request(
     let moved = blocking(move || Ok(store.step_request(&key, &step, &now, &entry)?)).await?;
     match moved {
         Ok(request) => {
-            if caller.kind == CallerKind::Agent {
+            if matches!(caller.kind, CallerKind::Agent | CallerKind::Grant) {
                 app.agent_log.append(&audit);
             }
             publish(app, Action::Update, &request);
@@ -345,7 +351,7 @@ fn receipt(
         fields: fields.clone(),
         at: at.to_owned(),
         agent: caller.agent.clone(),
-        caller: caller.label().to_owned(),
+        caller: caller.label(),
     }
 }
 
@@ -361,7 +367,7 @@ fn publish(app: &App, action: Action, request: &AgentRequest) {
 fn person(app: &App, caller: &Caller) -> Option<String> {
     let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
     match (&caller.kind, &caller.user) {
-        (CallerKind::Agent, _) => None,
+        (CallerKind::Agent | CallerKind::Grant, _) => None,
         (_, Some(user)) => Some(format!("user:{}", user.id)),
         (CallerKind::OwnUi, None) if !multi => Some("own_ui".to_owned()),
         _ => None,
@@ -412,11 +418,25 @@ fn plain_params(params: &Map<String, Value>) -> Result<(), Error> {
 }
 
 fn agent(caller: &Caller) -> Result<(), Error> {
-    if caller.kind == CallerKind::Agent {
+    if matches!(caller.kind, CallerKind::Agent | CallerKind::Grant) {
         Ok(())
     } else {
-        Err(Error::Unauthorized("claiming and answering requests takes the agent token (X-LUI-Token)".into()))
+        Err(Error::Unauthorized(
+            "claiming and answering requests takes the agent token (X-LUI-Token) or a grant's token".into(),
+        ))
     }
+}
+
+/// A grant claims only what its scopes cover: the entities the capability
+/// reads and writes, as declared (the agent token covers everything).
+fn covers(caller: &Caller, cap: &Capability) -> Result<(), Error> {
+    use protocol::grant::Scope;
+    let needed =
+        cap.reads.iter().map(|e| Scope::Read(e.clone())).chain(cap.writes.iter().map(|e| Scope::Write(e.clone())));
+    for scope in needed {
+        caller.require(scope)?;
+    }
+    Ok(())
 }
 
 /// Which requests a reader sees: all (`None`), or only a user's own. In a
@@ -447,7 +467,7 @@ fn capability<'a>(app: &'a App, name: &str) -> Result<&'a Capability, Error> {
 }
 
 /// The body as an object, and a violation for each key not in `allowed`.
-fn object<'a>(body: &'a Value, allowed: &[&str]) -> Result<(&'a Map<String, Value>, Vec<Violation>), Error> {
+pub(crate) fn object<'a>(body: &'a Value, allowed: &[&str]) -> Result<(&'a Map<String, Value>, Vec<Violation>), Error> {
     static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
     let map = match body {
         Value::Object(m) => m,
@@ -473,7 +493,7 @@ fn object<'a>(body: &'a Value, allowed: &[&str]) -> Result<(&'a Map<String, Valu
 }
 
 /// [`object`], refusing unknown keys.
-fn only<'a>(body: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value>, Error> {
+pub(crate) fn only<'a>(body: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value>, Error> {
     let (map, unknown) = object(body, allowed)?;
     if unknown.is_empty() { Ok(map) } else { Err(Error::Invalid(unknown)) }
 }
@@ -489,6 +509,6 @@ fn within(values: &Map<String, Value>, max: usize, what: &str) -> Result<(), Err
     ]))
 }
 
-fn digest(key: &str) -> String {
+pub(crate) fn digest(key: &str) -> String {
     Sha256::digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -11,6 +11,7 @@ use crate::caller::Caller;
 use crate::error::Error;
 use crate::filter::{self, Expr};
 use crate::store::{QueryContext, RequestInfo};
+use protocol::grant::Scope;
 use protocol::schema::Rules;
 use serde_json::{Map, Value};
 
@@ -33,6 +34,11 @@ fn users_default() -> Rules {
 /// The rule that applies: `Ok(None)` = allowed outright, `Ok(Some(expr))` =
 /// allowed where the record satisfies `expr`, `Err` = refused.
 pub fn rule(app: &App, caller: &Caller, entity: &str, action: Action) -> Result<Option<Expr>, Error> {
+    // A grant first needs the scope; then, acting for its person, their rules.
+    caller.require(match action {
+        Action::List | Action::View => Scope::Read(entity.to_owned()),
+        Action::Create | Action::Update | Action::Delete => Scope::Write(entity.to_owned()),
+    })?;
     if app.definition.config.auth_mode != AuthMode::MultiUser || caller.is_owner() {
         return Ok(None);
     }

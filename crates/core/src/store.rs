@@ -166,6 +166,42 @@ pub trait Store: Send + Sync + 'static {
         audit: &protocol::receipt::Receipt,
     ) -> Result<Result<protocol::request::AgentRequest, RequestConflict>, StoreError>;
 
+    /// Adds a pending grant (with its audit entry) unless `max_pending` are
+    /// waiting; false when full. Closed grants past `keep` go.
+    fn ask_grant(
+        &self,
+        grant: &protocol::grant::Grant,
+        max_pending: u64,
+        keep: u64,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<bool, StoreError>;
+
+    fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError>;
+
+    /// Newest first: all grants, or those acting for `acts_for` and the pending ones.
+    fn grants(&self, acts_for: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError>;
+
+    /// Approves, denies or revokes a grant if its stored state allows it,
+    /// with its audit entry, in one transaction.
+    fn step_grant(
+        &self,
+        id: &str,
+        step: &GrantStep,
+        now: &str,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<Result<protocol::grant::Grant, GrantConflict>, StoreError>;
+
+    /// Spends a signed nonce and stores a token's hash for an active grant.
+    fn issue_grant_token(
+        &self,
+        token: &IssuedToken,
+        now: &str,
+        max_tokens: u64,
+    ) -> Result<Result<(), GrantConflict>, StoreError>;
+
+    /// The active grant a live token (by its hash) belongs to.
+    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<protocol::grant::Grant>, StoreError>;
+
     /// Stores a new approval key (durable when this returns). Expired keys
     /// are dropped first; past `max` pending keys, the ones expiring soonest go.
     fn issue_approval(&self, approval: &Approval, now: &str, max: usize) -> Result<(), StoreError>;
@@ -197,6 +233,42 @@ pub enum RequestStep {
     Answer { key_hash: String, outcome: Result<Map<String, Value>, String> },
     /// The person takes it back; `by`: only if they asked it.
     Cancel { by: Option<String> },
+}
+
+/// A person's decision on a grant, or its end.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GrantStep {
+    /// The grant acts for `acts_for` with `scopes` (those asked, or fewer).
+    Approve {
+        acts_for: String,
+        scopes: Vec<String>,
+    },
+    Deny,
+    /// `acts_for`: only if the grant acts for them (a user revoking their own).
+    Revoke {
+        acts_for: Option<String>,
+    },
+}
+
+/// Why a grant step or a token does not apply to the grant's stored state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GrantConflict {
+    NotFound,
+    /// Already decided (or ended): its status.
+    Decided(protocol::grant::GrantStatus),
+    /// The nonce was signed for a token before.
+    Replayed,
+}
+
+/// A token to store: the hash of what the agent receives, and the nonce its
+/// signature spent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IssuedToken {
+    pub grant_id: String,
+    pub hash: String,
+    pub expires: String,
+    pub nonce: String,
+    pub nonce_expires: String,
 }
 
 /// Why a step does not apply to a request's stored state.

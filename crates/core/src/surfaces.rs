@@ -18,6 +18,16 @@ use std::sync::Arc;
 /// The tools a button's event may name: the record tools and operations.
 pub const ACTIONS: &[&str] = &["query", "get", "create", "update", "delete", "run_operation"];
 
+/// Who may use surfaces: any writer (the agent token, the app's own page)
+/// but a grant, whose scopes name entities and operations, not what the
+/// person typed into another agent's form.
+pub fn may_use(caller: &crate::caller::Caller) -> Result<(), Error> {
+    if caller.grant.is_some() {
+        return Err(Error::Forbidden("surfaces are not open to grants; they take the agent token".into()));
+    }
+    Ok(())
+}
+
 /// Checks and applies a batch; answers the touched surfaces as
 /// `createSurface` messages (a deleted one as its `deleteSurface`).
 pub async fn render(app: &Arc<App>, batch: &Value) -> Result<Vec<Value>, Error> {

@@ -9,11 +9,15 @@ use std::path::Path;
 
 const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-/// A new random token (about 238 bits).
+/// A new random agent token (about 238 bits).
 pub fn generate() -> String {
+    format!("a2a_{}", secret())
+}
+
+/// 40 random characters of `[A-Za-z0-9]` (about 238 bits): the body of a token.
+pub fn secret() -> String {
     let mut rng = rand::rng();
-    let body: String = (0..40).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect();
-    format!("a2a_{body}")
+    (0..40).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
 }
 
 /// Reads the token, creating it first when missing.

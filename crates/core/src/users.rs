@@ -15,7 +15,7 @@ async fn signing_secret(app: &Arc<App>) -> Result<String, Error> {
     blocking(move || Ok(app2.store.secret("auth")?)).await
 }
 
-async fn user_record(app: &Arc<App>, id: &str) -> Result<Option<Map<String, Value>>, Error> {
+pub(crate) async fn user_record(app: &Arc<App>, id: &str) -> Result<Option<Map<String, Value>>, Error> {
     let ids = [id.to_owned()];
     let rows = read(app, move |app| Ok(app.store.get_many(&app.definition.schema, auth::ENTITY, &ids)?)).await?;
     Ok(rows.into_iter().next().map(|r| present(auth::ENTITY, r)))

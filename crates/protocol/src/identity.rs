@@ -28,12 +28,15 @@ pub struct AppIdentity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WhoAmI {
-    /// `own_ui`, `agent`, `user` or `anonymous`.
+    /// `own_ui`, `agent`, `user`, `anonymous`, or `grant:<id>` for a grant's token.
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// A grant's scopes: all the caller may do, within its person's rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
     pub app: String,
     pub auth_mode: String,
     pub may: Permissions,

@@ -8,6 +8,7 @@
 pub mod arguments;
 pub mod describe;
 pub mod error;
+pub mod grant;
 pub mod identity;
 pub mod operation;
 pub mod page;

@@ -4,6 +4,7 @@ pub mod auth;
 pub mod connection;
 pub mod dashboard;
 pub mod discovery;
+pub mod grants;
 pub mod identity;
 pub mod ops;
 pub mod records;
@@ -58,6 +59,12 @@ pub fn router(state: State) -> Router {
         .route("/api/_a2app/actions", get(identity::actions))
         .route("/api/_a2app/surfaces", get(surfaces::list).post(surfaces::render))
         .route("/api/_a2app/a2ui/catalog", get(surfaces::catalog))
+        .route("/api/_a2app/grants", get(grants::list).post(grants::ask))
+        .route("/api/_a2app/grants/{id}", get(grants::get))
+        .route("/api/_a2app/grants/{id}/approve", post(grants::approve))
+        .route("/api/_a2app/grants/{id}/deny", post(grants::deny))
+        .route("/api/_a2app/grants/{id}/revoke", post(grants::revoke))
+        .route("/api/_a2app/grants/{id}/token", post(grants::token))
         .route("/api/_a2app/requests", get(requests::list).post(requests::ask))
         .route("/api/_a2app/requests/{id}", get(requests::get))
         .route("/api/_a2app/requests/{id}/claim", post(requests::claim))

@@ -6,6 +6,7 @@
 //! its COMMIT returned (see `writer`).
 
 mod approvals;
+mod grants;
 mod jobs;
 mod migrate;
 pub mod query;
@@ -585,6 +586,50 @@ impl Store for SqliteStore {
     ) -> Result<Result<protocol::request::AgentRequest, crate::store::RequestConflict>, StoreError> {
         let (id, step, now, audit) = (id.to_owned(), step.clone(), now.to_owned(), audit.clone());
         self.on_writer(move |conn| requests::step(conn, &id, &step, &now, &audit))
+    }
+
+    fn ask_grant(
+        &self,
+        grant: &protocol::grant::Grant,
+        max_pending: u64,
+        keep: u64,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<bool, StoreError> {
+        let (grant, audit) = (grant.clone(), audit.clone());
+        self.on_writer(move |conn| grants::ask(conn, &grant, max_pending, keep, &audit))
+    }
+
+    fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError> {
+        grants::get(&*self.reader()?, id)
+    }
+
+    fn grants(&self, acts_for: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError> {
+        grants::list(&*self.reader()?, acts_for, limit)
+    }
+
+    fn step_grant(
+        &self,
+        id: &str,
+        step: &crate::store::GrantStep,
+        now: &str,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<Result<protocol::grant::Grant, crate::store::GrantConflict>, StoreError> {
+        let (id, step, now, audit) = (id.to_owned(), step.clone(), now.to_owned(), audit.clone());
+        self.on_writer(move |conn| grants::step(conn, &id, &step, &now, &audit))
+    }
+
+    fn issue_grant_token(
+        &self,
+        token: &crate::store::IssuedToken,
+        now: &str,
+        max_tokens: u64,
+    ) -> Result<Result<(), crate::store::GrantConflict>, StoreError> {
+        let (token, now) = (token.clone(), now.to_owned());
+        self.on_writer(move |conn| grants::issue(conn, &token, &now, max_tokens))
+    }
+
+    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<protocol::grant::Grant>, StoreError> {
+        grants::by_token(&*self.reader()?, hash, now)
     }
 
     fn issue_approval(&self, approval: &crate::store::Approval, now: &str, max: usize) -> Result<(), StoreError> {

@@ -14,7 +14,7 @@ use axum::response::Response;
 use serde_json::json;
 
 pub async fn render(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Write).await?;
+    a2app_core::surfaces::may_use(&caller(&state, &headers, Intent::Write).await?)?;
     let batch = json_body(&headers, &body)?;
     let surfaces = a2app_core::surfaces::render(&state.app, &batch).await?;
     Ok(json_response(StatusCode::OK, &json!({ "catalogId": a2app_a2ui::CATALOG_ID, "surfaces": surfaces })))
@@ -23,13 +23,13 @@ pub async fn render(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiR
 /// Surfaces hold what the person typed: reading them takes the write
 /// credential (the agent token, or the app's own page).
 pub async fn list(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Write).await?;
+    a2app_core::surfaces::may_use(&caller(&state, &headers, Intent::Write).await?)?;
     let items = a2app_core::surfaces::list(&state.app).await?;
     Ok(json_response(StatusCode::OK, &json!({ "items": items })))
 }
 
 pub async fn get(S(state): S<State>, Path(id): Path<String>, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Write).await?;
+    a2app_core::surfaces::may_use(&caller(&state, &headers, Intent::Write).await?)?;
     let surface = a2app_core::surfaces::get(&state.app, &id).await?;
     Ok(json_response(StatusCode::OK, &surface))
 }

@@ -456,7 +456,8 @@ async fn show(state: &State, origin: &Call<'_>, args: &Map<String, Value>) -> Re
     let app = &state.app;
     // Reading is a write's credential too: a surface holds what the person
     // typed, which is theirs and the agent's, not every visitor's.
-    crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+    let who = crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+    a2app_core::surfaces::may_use(&who)?;
     let (value, text) = match (args.get("messages"), text(args, "surfaceId")?) {
         (Some(batch), _) => show_answer(Value::from(a2app_core::surfaces::render(app, batch).await?), false),
         (None, Some(id)) => show_answer(json!([a2app_core::surfaces::get(app, &id).await?]), false),

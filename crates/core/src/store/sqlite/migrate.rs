@@ -48,6 +48,16 @@ const INTERNAL_TABLES: &str = "
         requested_by TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL, claimed_by TEXT,
         lease_until TEXT, result TEXT, failure TEXT, claim_hash TEXT);
     CREATE INDEX IF NOT EXISTS _a2app_requests_open ON _a2app_requests (status, created);
+    CREATE TABLE IF NOT EXISTS _a2app_grants (
+        id TEXT PRIMARY KEY NOT NULL, agent TEXT NOT NULL, public_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+        scopes TEXT NOT NULL, status TEXT NOT NULL, acts_for TEXT NOT NULL, created TEXT NOT NULL,
+        updated TEXT NOT NULL, expires TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS _a2app_grants_status ON _a2app_grants (status, created);
+    CREATE TABLE IF NOT EXISTS _a2app_grant_tokens (
+        hash TEXT PRIMARY KEY NOT NULL, grant_id TEXT NOT NULL, created TEXT NOT NULL, expires TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS _a2app_grant_tokens_grant ON _a2app_grant_tokens (grant_id, created);
+    CREATE TABLE IF NOT EXISTS _a2app_grant_nonces (
+        grant_id TEXT NOT NULL, nonce TEXT NOT NULL, expires TEXT NOT NULL, PRIMARY KEY (grant_id, nonce));
     CREATE TABLE IF NOT EXISTS _a2app_approvals (
         key TEXT PRIMARY KEY NOT NULL, approver TEXT NOT NULL, operation TEXT NOT NULL, params TEXT NOT NULL,
         expires TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0);

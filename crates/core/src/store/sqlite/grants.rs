@@ -1,0 +1,188 @@
+//! Deployed identity in SQLite: grants (`_a2app_grants`), the hashes of their
+//! short-lived access tokens (`_a2app_grant_tokens`) and the nonces already
+//! signed (`_a2app_grant_nonces`). Every change runs in one writer task that
+//! reads the row and checks the step against it, so a grant revoked while a
+//! token is being issued either issues before the revocation (and the token
+//! is deleted with it) or not at all.
+
+use crate::store::{GrantConflict, GrantStep, IssuedToken, StoreError};
+use protocol::grant::{Grant, GrantStatus};
+use protocol::receipt::Receipt;
+use rusqlite::{Connection, OptionalExtension, Row};
+
+const COLUMNS: &str = "id, agent, public_key, fingerprint, scopes, status, acts_for, created, updated, expires";
+
+fn read(r: &Row<'_>) -> rusqlite::Result<Grant> {
+    let scopes: String = r.get(4)?;
+    let status: String = r.get(5)?;
+    Ok(Grant {
+        id: r.get(0)?,
+        agent: r.get(1)?,
+        public_key: r.get(2)?,
+        fingerprint: r.get(3)?,
+        scopes: serde_json::from_str(&scopes).unwrap_or_default(),
+        // Written only from `GrantStatus::as_str`.
+        status: GrantStatus::parse(&status).unwrap_or(GrantStatus::Revoked),
+        acts_for: r.get(6)?,
+        created: r.get(7)?,
+        updated: r.get(8)?,
+        expires: r.get(9)?,
+    })
+}
+
+fn as_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Pending grants nobody answered in time become expired.
+fn expire(conn: &Connection, now: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "UPDATE _a2app_grants SET status = 'expired', updated = ?1 WHERE status = 'pending' AND expires <= ?1",
+    )?
+    .execute([now])?;
+    Ok(())
+}
+
+/// Adds a pending grant unless `max_pending` are waiting already; past `keep`
+/// closed grants (denied, revoked, expired), the oldest go.
+pub fn ask(conn: &Connection, g: &Grant, max_pending: u64, keep: u64, audit: &Receipt) -> Result<bool, StoreError> {
+    expire(conn, &g.created)?;
+    let pending: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending'")?
+        .query_row([], |r| r.get(0))?;
+    if pending.max(0) as u64 >= max_pending {
+        return Ok(false);
+    }
+    let scopes = serde_json::to_string(&g.scopes).map_err(|e| StoreError::Internal(e.to_string()))?;
+    conn.prepare_cached(&format!(
+        "INSERT INTO _a2app_grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)"
+    ))?
+    .execute(rusqlite::params![
+        g.id,
+        g.agent,
+        g.public_key,
+        g.fingerprint,
+        scopes,
+        g.status.as_str(),
+        g.acts_for,
+        g.created,
+        g.expires
+    ])?;
+    conn.prepare_cached(
+        "DELETE FROM _a2app_grants WHERE id IN (SELECT id FROM _a2app_grants
+         WHERE status IN ('denied', 'revoked', 'expired') ORDER BY updated DESC, id DESC LIMIT -1 OFFSET ?1)",
+    )?
+    .execute([as_i64(keep)])?;
+    super::jobs::audit(conn, audit)?;
+    Ok(true)
+}
+
+pub fn get(conn: &Connection, id: &str) -> Result<Option<Grant>, StoreError> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM _a2app_grants WHERE id = ?1"))?
+        .query_row([id], read)
+        .optional()?)
+}
+
+/// Grants newest first: all, or those acting for `acts_for` plus the pending
+/// ones (which act for nobody yet), at most `limit`.
+pub fn list(conn: &Connection, acts_for: Option<&str>, limit: u64) -> Result<Vec<Grant>, StoreError> {
+    let items = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM _a2app_grants WHERE ?1 IS NULL OR acts_for = ?1 OR status = 'pending'
+             ORDER BY created DESC, id DESC LIMIT ?2"
+        ))?
+        .query_map(rusqlite::params![acts_for, as_i64(limit)], read)?
+        .collect::<Result<_, _>>()?;
+    Ok(items)
+}
+
+/// Applies one step to grant `id` if its state allows it.
+pub fn step(
+    conn: &Connection,
+    id: &str,
+    step: &GrantStep,
+    now: &str,
+    audit: &Receipt,
+) -> Result<Result<Grant, GrantConflict>, StoreError> {
+    expire(conn, now)?;
+    let Some(mut g) = get(conn, id)? else { return Ok(Err(GrantConflict::NotFound)) };
+    match step {
+        GrantStep::Approve { acts_for, scopes } => {
+            if g.status != GrantStatus::Pending {
+                return Ok(Err(GrantConflict::Decided(g.status)));
+            }
+            g.status = GrantStatus::Active;
+            g.acts_for = acts_for.clone();
+            g.scopes = scopes.clone();
+        }
+        GrantStep::Deny => {
+            if g.status != GrantStatus::Pending {
+                return Ok(Err(GrantConflict::Decided(g.status)));
+            }
+            g.status = GrantStatus::Denied;
+        }
+        GrantStep::Revoke { acts_for } => {
+            if acts_for.as_deref().is_some_and(|who| who != g.acts_for) {
+                return Ok(Err(GrantConflict::NotFound));
+            }
+            if !matches!(g.status, GrantStatus::Active | GrantStatus::Pending) {
+                return Ok(Err(GrantConflict::Decided(g.status)));
+            }
+            g.status = GrantStatus::Revoked;
+            conn.prepare_cached("DELETE FROM _a2app_grant_tokens WHERE grant_id = ?1")?.execute([id])?;
+        }
+    }
+    g.updated = now.to_owned();
+    let scopes = serde_json::to_string(&g.scopes).map_err(|e| StoreError::Internal(e.to_string()))?;
+    conn.prepare_cached(
+        "UPDATE _a2app_grants SET status = ?2, acts_for = ?3, scopes = ?4, updated = ?5 WHERE id = ?1",
+    )?
+    .execute(rusqlite::params![g.id, g.status.as_str(), g.acts_for, scopes, g.updated])?;
+    super::jobs::audit(conn, audit)?;
+    Ok(Ok(g))
+}
+
+/// Records a signed nonce and stores a new token's hash, if the grant is
+/// active and the nonce was not signed before. Expired tokens and nonces go;
+/// past `max_tokens` live tokens of the grant, the oldest go.
+pub fn issue(
+    conn: &Connection,
+    t: &IssuedToken,
+    now: &str,
+    max_tokens: u64,
+) -> Result<Result<(), GrantConflict>, StoreError> {
+    let Some(g) = get(conn, &t.grant_id)? else { return Ok(Err(GrantConflict::NotFound)) };
+    if g.status != GrantStatus::Active {
+        return Ok(Err(GrantConflict::Decided(g.status)));
+    }
+    conn.prepare_cached("DELETE FROM _a2app_grant_nonces WHERE expires <= ?1")?.execute([now])?;
+    conn.prepare_cached("DELETE FROM _a2app_grant_tokens WHERE expires <= ?1")?.execute([now])?;
+    let fresh = conn
+        .prepare_cached("INSERT OR IGNORE INTO _a2app_grant_nonces (grant_id, nonce, expires) VALUES (?1, ?2, ?3)")?
+        .execute(rusqlite::params![t.grant_id, t.nonce, t.nonce_expires])?;
+    if fresh == 0 {
+        return Ok(Err(GrantConflict::Replayed));
+    }
+    conn.prepare_cached("INSERT INTO _a2app_grant_tokens (hash, grant_id, created, expires) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(rusqlite::params![t.hash, t.grant_id, now, t.expires])?;
+    conn.prepare_cached(
+        "DELETE FROM _a2app_grant_tokens WHERE hash IN (SELECT hash FROM _a2app_grant_tokens WHERE grant_id = ?1
+         ORDER BY created DESC, hash LIMIT -1 OFFSET ?2)",
+    )?
+    .execute(rusqlite::params![t.grant_id, as_i64(max_tokens)])?;
+    Ok(Ok(()))
+}
+
+/// The active grant whose live token hashes to `hash`.
+pub fn by_token(conn: &Connection, hash: &str, now: &str) -> Result<Option<Grant>, StoreError> {
+    let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("g.{c}")).collect();
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {} FROM _a2app_grant_tokens t JOIN _a2app_grants g ON g.id = t.grant_id
+             WHERE t.hash = ?1 AND t.expires > ?2 AND g.status = 'active'",
+            columns.join(", ")
+        ))?
+        .query_row([hash, now], read)
+        .optional()?)
+}

@@ -1,0 +1,63 @@
+//! Deployed identity over HTTP (`core::grants`):
+//! - `POST /api/_a2app/grants` `{publicKey, agent, scopes}`: an agent asks;
+//! - `GET /api/_a2app/grants/{id}`: the grant, to whoever holds its id (the
+//!   agent polls it until a person decided);
+//! - `GET /api/_a2app/grants`: the grants a person (or the agent token) may see;
+//! - `POST …/{id}/approve` `{scopes?}` and `POST …/{id}/deny`: a person;
+//! - `POST …/{id}/revoke`: its person, the app's owner, or the grant itself;
+//! - `POST …/{id}/token` `{timestamp, nonce, signature}`: the key's holder
+//!   trades a signature for a short-lived access token.
+
+use super::{ApiResult, State, caller, json_body, json_response};
+use a2app_core::access::Intent;
+use axum::body::Bytes;
+use axum::extract::{Path, State as S};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::json;
+
+pub async fn ask(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
+    // Asking needs no credential: a pending grant allows nothing.
+    let who = caller(&state, &headers, Intent::Read).await?;
+    let body = json_body(&headers, &body)?;
+    Ok(json_response(StatusCode::OK, &a2app_core::grants::ask(&state.app, &who, &body).await?))
+}
+
+pub async fn list(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
+    let who = caller(&state, &headers, Intent::Read).await?;
+    let items = a2app_core::grants::list(&state.app, &who).await?;
+    Ok(json_response(StatusCode::OK, &json!({ "items": items })))
+}
+
+pub async fn get(S(state): S<State>, Path(id): Path<String>, headers: HeaderMap) -> ApiResult<Response> {
+    caller(&state, &headers, Intent::Read).await?;
+    Ok(json_response(StatusCode::OK, &a2app_core::grants::get(&state.app, &id).await?))
+}
+
+pub async fn approve(
+    S(state): S<State>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let who = caller(&state, &headers, Intent::Write).await?;
+    let body = json_body(&headers, &body)?;
+    Ok(json_response(StatusCode::OK, &a2app_core::grants::approve(&state.app, &who, &id, &body).await?))
+}
+
+pub async fn deny(S(state): S<State>, Path(id): Path<String>, headers: HeaderMap) -> ApiResult<Response> {
+    let who = caller(&state, &headers, Intent::Write).await?;
+    Ok(json_response(StatusCode::OK, &a2app_core::grants::deny(&state.app, &who, &id).await?))
+}
+
+pub async fn revoke(S(state): S<State>, Path(id): Path<String>, headers: HeaderMap) -> ApiResult<Response> {
+    let who = caller(&state, &headers, Intent::Write).await?;
+    Ok(json_response(StatusCode::OK, &a2app_core::grants::revoke(&state.app, &who, &id).await?))
+}
+
+pub async fn token(S(state): S<State>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
+    // The signature is the credential.
+    caller(&state, &headers, Intent::Read).await?;
+    let body = json_body(&headers, &body)?;
+    Ok(json_response(StatusCode::OK, &a2app_core::grants::token(&state.app, &id, &body).await?))
+}
