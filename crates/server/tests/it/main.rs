@@ -10,6 +10,7 @@ mod dashboard;
 mod discovery;
 mod files;
 mod fuzz;
+mod grants;
 mod guard;
 mod mcp;
 mod ops;

@@ -16,8 +16,13 @@ pub(crate) struct Stream {
 impl Stream {
     /// Connects with the agent token and subscribes to `topics`.
     pub(crate) async fn open(t: &TestApp, topics: &[&str]) -> Stream {
+        Stream::open_with(t, ("X-LUI-Token", &t.token), topics).await
+    }
+
+    /// Connects with one credential header (subscribing with the same).
+    pub(crate) async fn open_with(t: &TestApp, credential: (&str, &str), topics: &[&str]) -> Stream {
         let response =
-            t.http.get(format!("{}/api/realtime", t.url)).header("X-LUI-Token", &t.token).send().await.unwrap();
+            t.http.get(format!("{}/api/realtime", t.url)).header(credential.0, credential.1).send().await.unwrap();
         assert_eq!(response.status(), 200);
         let mut stream = Stream { response, buffer: String::new(), client_id: String::new(), chunks: 0 };
         let (event, data) = stream.next().await;
@@ -25,8 +30,8 @@ impl Stream {
         let client_id = data["clientId"].as_str().unwrap().to_owned();
         assert_eq!(client_id.len(), 40);
         stream.client_id.clone_from(&client_id);
-        let (status, body) =
-            t.call("POST", "/api/realtime", Some(json!({ "clientId": client_id, "subscriptions": topics }))).await;
+        let subscribe = t.http.post(format!("{}/api/realtime", t.url)).header(credential.0, credential.1);
+        let (status, body) = t.send(subscribe, Some(json!({ "clientId": client_id, "subscriptions": topics }))).await;
         assert_eq!(status, 204, "{body}");
         stream
     }

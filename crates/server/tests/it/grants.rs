@@ -1,0 +1,368 @@
+//! Deployed identity over HTTP (`/api/_a2app/grants`): an agent's key asks,
+//! a person decides, a signature buys a short-lived token, and the token's
+//! scopes bound every call; revoking ends it at once.
+
+use crate::realtime::Stream;
+use crate::{NOW, TestApp, violations};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ed25519_dalek::{Signer, SigningKey};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// An agent: its key and, once it has one, its grant.
+struct Agent {
+    key: SigningKey,
+    grant: String,
+}
+
+impl Agent {
+    fn new(seed: u8) -> Agent {
+        Agent { key: SigningKey::from_bytes(&[seed; 32]), grant: String::new() }
+    }
+
+    fn public_key(&self) -> String {
+        URL_SAFE_NO_PAD.encode(self.key.verifying_key().as_bytes())
+    }
+
+    /// Asks `t` for a grant with `scopes`; returns the pending grant.
+    async fn ask(&mut self, t: &TestApp, scopes: &[&str]) -> Value {
+        let body = json!({"publicKey": self.public_key(), "agent": "Claude on ann's laptop", "scopes": scopes});
+        let (status, grant) = t.send(t.http.post(format!("{}/api/_a2app/grants", t.url)), Some(body)).await;
+        assert_eq!(status, 200, "{grant}");
+        self.grant = grant["id"].as_str().unwrap().to_owned();
+        grant
+    }
+
+    /// The token body for `timestamp` and `nonce`, signed with this key.
+    fn proof(&self, t: &TestApp, timestamp: i64, nonce: &str) -> Value {
+        let message = protocol::grant::token_message(&t.app.definition.config.id, &self.grant, timestamp, nonce);
+        let signature = URL_SAFE_NO_PAD.encode(self.key.sign(message.as_bytes()).to_bytes());
+        json!({"timestamp": timestamp, "nonce": nonce, "signature": signature})
+    }
+
+    async fn trade(&self, t: &TestApp, proof: Value) -> (u16, Value) {
+        let url = format!("{}/api/_a2app/grants/{}/token", t.url, self.grant);
+        t.send(t.http.post(url), Some(proof)).await
+    }
+
+    /// A fresh access token (signed now, with a new nonce).
+    async fn token(&self, t: &TestApp, nonce: &str) -> String {
+        let (status, answer) = self.trade(t, self.proof(t, now(t), nonce)).await;
+        assert_eq!(status, 200, "{answer}");
+        answer["token"].as_str().unwrap().to_owned()
+    }
+}
+
+fn now(t: &TestApp) -> i64 {
+    use a2app_core::clock::Clock;
+    t.clock.now().as_second()
+}
+
+/// A call with a grant's access token.
+async fn with(t: &TestApp, token: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let req = t
+        .http
+        .request(method.parse().unwrap(), format!("{}{path}", t.url))
+        .header("Authorization", format!("Bearer {token}"));
+    t.send(req, body).await
+}
+
+/// The app's own page: the person, in a single-user app.
+async fn as_page(t: &TestApp, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let req = t.http.request(method.parse().unwrap(), format!("{}{path}", t.url)).header("Origin", &t.url);
+    t.send(req, body).await
+}
+
+fn later(t: &TestApp, secs: i64) {
+    let now: jiff::Timestamp = NOW.parse().unwrap();
+    t.clock.set(now.checked_add(jiff::SignedDuration::from_secs(secs)).unwrap());
+}
+
+#[tokio::test]
+async fn an_agent_asks_a_person_approves_and_the_token_holds_exactly_the_scopes() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let mut agent = Agent::new(7);
+
+    let asked = agent.ask(&t, &["data:cards:write", "data:cards:read", "data:lists:read", "data:cards:read"]).await;
+    assert_eq!(asked["status"], "pending");
+    let once = json!(["data:cards:read", "data:lists:read", "data:cards:write"]);
+    assert_eq!(asked["scopes"], once, "reads, then writes, then operations; each once");
+    assert_eq!(asked["actsFor"], "");
+    assert_eq!(asked["fingerprint"].as_str().unwrap().len(), 16);
+    assert_eq!(asked["publicKey"], agent.public_key());
+
+    // Nothing before a person decides.
+    let (status, early) = agent.trade(&t, agent.proof(&t, now(&t), "nonce-0000000000001")).await;
+    assert_eq!((status, early["code"].as_str()), (401, Some("unauthorized")), "{early}");
+
+    // Only a person decides: not the agent token, not another agent.
+    let approve = format!("/api/_a2app/grants/{}/approve", agent.grant);
+    let (status, refused) = t.call("POST", &approve, None).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("forbidden")));
+    // A person may narrow, never widen.
+    let (status, wider) = as_page(&t, "POST", &approve, Some(json!({"scopes": ["data:members:read"]}))).await;
+    assert_eq!((status, violations(&wider)), (400, vec![("invalid_enum".into(), "scopes.0".into())]));
+    let (status, active) =
+        as_page(&t, "POST", &approve, Some(json!({"scopes": ["data:cards:read", "data:cards:write"]}))).await;
+    assert_eq!(status, 200, "{active}");
+    assert_eq!((active["status"].as_str(), active["actsFor"].as_str()), (Some("active"), Some("owner")));
+    assert_eq!(active["scopes"], json!(["data:cards:read", "data:cards:write"]));
+    let (status, again) = as_page(&t, "POST", &approve, None).await;
+    assert_eq!((status, violations(&again)), (409, vec![("request_closed".into(), "status".into())]));
+
+    // A signature buys a token once, within two minutes of the app's clock, with this key only.
+    let (status, stale) = agent.trade(&t, agent.proof(&t, now(&t) - 121, "nonce-0000000000002")).await;
+    assert_eq!((status, stale["code"].as_str()), (401, Some("unauthorized")));
+    let forged = Agent { key: SigningKey::from_bytes(&[8; 32]), grant: agent.grant.clone() };
+    let (status, _) = forged.trade(&t, forged.proof(&t, now(&t), "nonce-0000000000003")).await;
+    assert_eq!(status, 401);
+    let proof = agent.proof(&t, now(&t), "nonce-0000000000004");
+    let (status, issued) = agent.trade(&t, proof.clone()).await;
+    assert_eq!(status, 200, "{issued}");
+    assert_eq!(issued["expiresIn"], 900);
+    let token = issued["token"].as_str().unwrap().to_owned();
+    assert!(token.starts_with("a2g_") && token.len() == 44, "{token}");
+    let (status, replayed) = agent.trade(&t, proof).await;
+    assert_eq!((status, replayed["code"].as_str()), (401, Some("unauthorized")), "a nonce is spent once");
+
+    // Within its scopes: read and write cards, as the grant.
+    let (status, me) = with(&t, &token, "GET", "/api/_a2app/whoami", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(me["kind"], format!("grant:{}", agent.grant));
+    assert_eq!(me["agent"], "Claude on ann's laptop");
+    assert_eq!(me["scopes"], json!(["data:cards:read", "data:cards:write"]));
+    assert_eq!(me["may"], json!({"read": true, "write": true, "operations": false}));
+    let card = json!({"title": "Ship it", "list": list["id"]});
+    let (status, created) = with(&t, &token, "POST", "/api/collections/cards/records", Some(card)).await;
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(created["_receipt"]["caller"], format!("grant:{}", agent.grant));
+    assert_eq!(created["_receipt"]["agent"], "Claude on ann's laptop");
+    let (status, cards) = with(&t, &token, "GET", "/api/collections/cards/records?expand=list", None).await;
+    assert_eq!((status, cards["totalItems"].as_u64()), (200, Some(1)));
+    assert_eq!(cards["items"][0]["expand"], json!({}), "lists are outside the grant: not expanded");
+
+    // Outside them: every other entity, operation and owner feed.
+    let (status, lists) = with(&t, &token, "GET", "/api/collections/lists/records", None).await;
+    assert_eq!(
+        (status, lists["code"].as_str(), lists["scope"].as_str()),
+        (403, Some("insufficient_scope"), Some("data:lists:read"))
+    );
+    let (status, member) =
+        with(&t, &token, "POST", "/api/collections/members/records", Some(json!({"name": "Bo"}))).await;
+    assert_eq!((status, member["scope"].as_str()), (403, Some("data:members:write")));
+    let (status, op) = with(&t, &token, "POST", "/api/ops/export_board", Some(json!({}))).await;
+    assert_eq!((status, op["scope"].as_str()), (403, Some("op:export_board")));
+    let (status, receipts) = with(&t, &token, "GET", "/api/_a2app/receipts", None).await;
+    assert_eq!((status, receipts["code"].as_str()), (403, Some("forbidden")));
+    let (status, surfaces) = with(&t, &token, "GET", "/api/_a2app/surfaces", None).await;
+    assert_eq!((status, surfaces["code"].as_str()), (403, Some("forbidden")));
+    let (status, other) = with(&t, &token, "POST", "/api/_a2app/grants", Some(json!({}))).await;
+    assert_eq!((status, other["code"].as_str()), (403, Some("forbidden")), "a grant cannot ask for another");
+
+    // A token works for fifteen minutes.
+    later(&t, 899);
+    assert_eq!(with(&t, &token, "GET", "/api/collections/cards/records", None).await.0, 200);
+    later(&t, 900);
+    let (status, expired) = with(&t, &token, "GET", "/api/collections/cards/records", None).await;
+    assert_eq!((status, expired["code"].as_str()), (401, Some("unauthorized")));
+    let fresh = agent.token(&t, "nonce-0000000000005").await;
+    assert_eq!(with(&t, &fresh, "GET", "/api/collections/cards/records", None).await.0, 200);
+
+    // The grant gives itself up; its tokens stop at once.
+    let (status, revoked) = with(&t, &fresh, "POST", &format!("/api/_a2app/grants/{}/revoke", agent.grant), None).await;
+    assert_eq!((status, revoked["status"].as_str()), (200, Some("revoked")));
+    assert_eq!(with(&t, &fresh, "GET", "/api/collections/cards/records", None).await.0, 401);
+    let (status, _) = agent.trade(&t, agent.proof(&t, now(&t), "nonce-0000000000006")).await;
+    assert_eq!(status, 401, "a revoked grant buys no token");
+
+    // Every step is audited, by who took it.
+    let (_, audit) = t.call("GET", "/api/_a2app/receipts?limit=50", None).await;
+    let steps: Vec<(String, String)> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["entity"] == "_a2app_grants")
+        .map(|r| (r["action"].as_str().unwrap().to_owned(), r["caller"].as_str().unwrap().to_owned()))
+        .collect();
+    let grant_caller = format!("grant:{}", agent.grant);
+    assert_eq!(
+        steps,
+        [
+            ("grant.ask".to_owned(), "anonymous".to_owned()),
+            ("grant.approve".to_owned(), "own_ui".to_owned()),
+            ("grant.revoke".to_owned(), grant_caller),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_ask_reports_every_problem_at_once() {
+    let t = TestApp::kanban().await;
+    let body = json!({
+        "publicKey": "not-a-key",
+        "agent": "bad\u{1b}[2Jname",
+        "scopes": ["data:nope:read", "op:nothing", "data:cards:delete", 5],
+        "extra": true,
+    });
+    let (status, refused) = t.send(t.http.post(format!("{}/api/_a2app/grants", t.url)), Some(body)).await;
+    assert_eq!((status, violations(&refused)), (400, vec![("unknown_field".into(), "extra".into())]));
+    let body = json!({
+        "publicKey": "not-a-key",
+        "agent": "bad\u{1b}[2Jname",
+        "scopes": ["data:nope:read", "op:nothing", "data:cards:delete", 5, "data:cards:read"],
+    });
+    let (status, refused) = t.send(t.http.post(format!("{}/api/_a2app/grants", t.url)), Some(body)).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(
+        violations(&refused),
+        [
+            ("invalid_string".to_owned(), "publicKey".to_owned()),
+            ("invalid_string".to_owned(), "agent".to_owned()),
+            ("unknown_entity".to_owned(), "scopes.0".to_owned()),
+            ("unknown_operation".to_owned(), "scopes.1".to_owned()),
+            ("invalid_string".to_owned(), "scopes.2".to_owned()),
+            ("invalid_string".to_owned(), "scopes.3".to_owned()),
+        ]
+    );
+    let (status, none) = t
+        .send(
+            t.http.post(format!("{}/api/_a2app/grants", t.url)),
+            Some(json!({"publicKey": Agent::new(1).public_key(), "agent": "a"})),
+        )
+        .await;
+    assert_eq!((status, violations(&none)), (400, vec![("required_field".into(), "scopes".into())]));
+    let (_, listed) = t.call("GET", "/api/_a2app/grants", None).await;
+    assert_eq!(listed["items"], json!([]), "nothing was stored");
+}
+
+#[tokio::test]
+async fn a_denied_or_unanswered_grant_never_buys_a_token() {
+    let t = TestApp::kanban().await;
+    let mut denied = Agent::new(2);
+    denied.ask(&t, &["data:cards:read"]).await;
+    let (status, grant) = as_page(&t, "POST", &format!("/api/_a2app/grants/{}/deny", denied.grant), None).await;
+    assert_eq!((status, grant["status"].as_str()), (200, Some("denied")));
+    assert_eq!(denied.trade(&t, denied.proof(&t, now(&t), "nonce-0000000000001")).await.0, 401);
+
+    later(&t, 1);
+    let mut late = Agent::new(3);
+    late.ask(&t, &["data:cards:read"]).await;
+    later(&t, 1 + 15 * 60 - 1);
+    let (_, waiting) = t.send(t.http.get(format!("{}/api/_a2app/grants/{}", t.url, late.grant)), None).await;
+    assert_eq!(waiting["status"], "pending", "a second before it lapses");
+    later(&t, 1 + 15 * 60);
+    let (status, expired) = t.send(t.http.get(format!("{}/api/_a2app/grants/{}", t.url, late.grant)), None).await;
+    assert_eq!((status, expired["status"].as_str()), (200, Some("expired")));
+    let (status, closed) = as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", late.grant), None).await;
+    assert_eq!((status, closed["code"].as_str()), (409, Some("request_closed")));
+
+    // The page sees all grants of a single-user app; a program without the token, none.
+    let (status, listed) = as_page(&t, "GET", "/api/_a2app/grants", None).await;
+    assert_eq!(status, 200);
+    let statuses: Vec<&str> =
+        listed["items"].as_array().unwrap().iter().map(|g| g["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["expired", "denied"]);
+    let (status, _) = t.send(t.http.get(format!("{}/api/_a2app/grants", t.url)), None).await;
+    assert_eq!(status, 403);
+}
+
+/// Revoking takes effect at once, by the person or the owner, for tokens in
+/// flight too; the owner's revocation leaves no token alive.
+#[tokio::test]
+async fn the_person_revokes_and_every_token_stops_at_once() {
+    let t = TestApp::kanban().await;
+    let mut agent = Agent::new(4);
+    agent.ask(&t, &["data:lists:read"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
+    let one = agent.token(&t, "nonce-0000000000001").await;
+    let two = agent.token(&t, "nonce-0000000000002").await;
+    assert_eq!(with(&t, &one, "GET", "/api/collections/lists/records", None).await.0, 200);
+    let (status, revoked) = as_page(&t, "POST", &format!("/api/_a2app/grants/{}/revoke", agent.grant), None).await;
+    assert_eq!((status, revoked["status"].as_str()), (200, Some("revoked")));
+    for token in [&one, &two] {
+        let (status, body) = with(&t, token, "GET", "/api/collections/lists/records", None).await;
+        assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
+    }
+    let (status, twice) = t.call("POST", &format!("/api/_a2app/grants/{}/revoke", agent.grant), None).await;
+    assert_eq!((status, twice["code"].as_str()), (409, Some("request_closed")));
+}
+
+/// In a multi-user app a grant acts for the user who approved it: their
+/// rules still apply, intersected with the scopes.
+#[tokio::test]
+async fn a_users_grant_sees_what_the_user_sees_within_its_scopes() {
+    let t = TestApp::fixture("notes").await;
+    let (ann_id, ann) = t.user("ann@example.com", "pass word 1").await;
+    let (bob_id, bob) = t.user("bob@example.com", "pass word 1").await;
+    t.create("notes", json!({"title": "ann's", "owner": ann_id})).await;
+    t.create("notes", json!({"title": "bob's", "owner": bob_id})).await;
+    let page = |token: &str, method: &str, path: String| {
+        t.http
+            .request(method.parse().unwrap(), format!("{}{path}", t.url))
+            .header("Origin", &t.url)
+            .header("Authorization", token.to_owned())
+    };
+    let mut agent = Agent::new(5);
+    agent.ask(&t, &["data:notes:read"]).await;
+    // Signed out, the page decides nothing: the grant would act for nobody.
+    let (status, _) = as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
+    assert_eq!(status, 403);
+    let (status, approved) =
+        t.send(page(&ann, "POST", format!("/api/_a2app/grants/{}/approve", agent.grant)), None).await;
+    assert_eq!(status, 200, "{approved}");
+    assert_eq!(approved["actsFor"], format!("user:{ann_id}"));
+    let token = agent.token(&t, "nonce-0000000000001").await;
+    let (status, notes) = with(&t, &token, "GET", "/api/collections/notes/records", None).await;
+    assert_eq!(status, 200);
+    let titles: Vec<&str> = notes["items"].as_array().unwrap().iter().map(|n| n["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["ann's"], "ann's rules apply to her grant");
+
+    // Bob neither sees nor revokes ann's grant.
+    let (_, bobs) = t.send(page(&bob, "GET", "/api/_a2app/grants".into()), None).await;
+    assert_eq!(bobs["items"], json!([]));
+    let (status, _) = t.send(page(&bob, "POST", format!("/api/_a2app/grants/{}/revoke", agent.grant)), None).await;
+    assert_eq!(status, 404);
+    let (_, anns) = t.send(page(&ann, "GET", "/api/_a2app/grants".into()), None).await;
+    assert_eq!(anns["items"].as_array().unwrap().len(), 1);
+    let (status, revoked) =
+        t.send(page(&ann, "POST", format!("/api/_a2app/grants/{}/revoke", agent.grant)), None).await;
+    assert_eq!((status, revoked["status"].as_str()), (200, Some("revoked")));
+}
+
+/// Realtime follows the read scopes; the queue's claims follow a
+/// capability's declared reads.
+#[tokio::test]
+async fn realtime_and_claims_follow_the_scopes() {
+    let t = TestApp::kanban().await;
+    let mut agent = Agent::new(6);
+    agent.ask(&t, &["data:cards:read", "data:lists:write"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
+    let token = agent.token(&t, "nonce-0000000000001").await;
+    let bearer = format!("Bearer {token}");
+    let mut stream = Stream::open_with(&t, ("Authorization", &bearer), &["cards/*", "lists/*"]).await;
+    let list = t.create("lists", json!({"name": "Doing"})).await;
+    let card = t.create("cards", json!({"title": "Seen", "list": list["id"]})).await;
+    let (topic, data) = stream.within(Duration::from_secs(5)).await.expect("the card's event");
+    assert_eq!((topic.as_str(), &data["record"]["id"]), ("cards/*", &card["id"]), "the list's event was not sent");
+
+    // summarise_board reads lists and cards: this grant reads cards only.
+    let (status, asked) =
+        as_page(&t, "POST", "/api/_a2app/requests", Some(json!({"capability": "summarise_board"}))).await;
+    assert_eq!(status, 200, "{asked}");
+    let claim = format!("/api/_a2app/requests/{}/claim", asked["id"].as_str().unwrap());
+    let (status, refused) = with(&t, &token, "POST", &claim, None).await;
+    assert_eq!((status, refused["scope"].as_str()), (403, Some("data:lists:read")));
+    let (status, asked) = as_page(
+        &t,
+        "POST",
+        "/api/_a2app/requests",
+        Some(json!({"capability": "suggest_priority", "params": {"card": card["id"]}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{asked}");
+    let (status, claimed) =
+        with(&t, &token, "POST", &format!("/api/_a2app/requests/{}/claim", asked["id"].as_str().unwrap()), None).await;
+    assert_eq!((status, claimed["request"]["claimedBy"].as_str()), (200, Some("Claude on ann's laptop")), "{claimed}");
+}
