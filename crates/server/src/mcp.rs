@@ -137,7 +137,13 @@ impl ServerHandler for Handler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut list = tools::list(&self.state.app);
-        if view::supported(ctx.client_capabilities().as_ref()) {
+        // A grant sees only the tools its scopes can use: a read-only grant
+        // is not even offered a write, and surfaces are not open to grants.
+        let grant = origin(&ctx)?.caller.grant.clone();
+        if let Some(grant) = &grant {
+            list.retain(|tool| tools::granted(&self.state.app, grant, &tool.name));
+        }
+        if grant.is_none() && view::supported(ctx.client_capabilities().as_ref()) {
             list.push(tools::show_tool());
             view::link(&view::uri(&self.state.app), &mut list);
         }

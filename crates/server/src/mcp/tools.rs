@@ -53,6 +53,23 @@ pub fn list(app: &App) -> Vec<Tool> {
     defs.into_iter().filter_map(|def| serde_json::from_value(def).ok()).collect()
 }
 
+/// Whether a grant's scopes can use the tool `name` at all (each call is
+/// still checked against the exact scope it needs).
+pub fn granted(app: &App, grant: &a2app_core::caller::GrantAccess, name: &str) -> bool {
+    use protocol::grant::Scope;
+    let any = |held: fn(&Scope) -> bool| grant.scopes.iter().any(held);
+    match name {
+        "describe" => true,
+        "query" | "get" => any(|s| matches!(s, Scope::Read(_))),
+        "create" | "update" | "delete" => any(|s| matches!(s, Scope::Write(_))),
+        "run_operation" | "job_status" => any(|s| matches!(s, Scope::Operation(_))),
+        op if app.definition.operations.iter().any(|o| o.name == op) => {
+            grant.scopes.contains(&Scope::Operation(op.to_owned()))
+        }
+        _ => false,
+    }
+}
+
 fn entity_param() -> Value {
     json!({"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Entity name (see describe)."})
 }

@@ -366,3 +366,31 @@ async fn realtime_and_claims_follow_the_scopes() {
         with(&t, &token, "POST", &format!("/api/_a2app/requests/{}/claim", asked["id"].as_str().unwrap()), None).await;
     assert_eq!((status, claimed["request"]["claimedBy"].as_str()), (200, Some("Claude on ann's laptop")), "{claimed}");
 }
+
+/// Over MCP a grant is offered only the tools its scopes can use, and each
+/// call is held to the exact scope.
+#[tokio::test]
+async fn mcp_lists_only_the_tools_a_grant_can_use() {
+    let t = TestApp::kanban().await;
+    let mut reader = Agent::new(9);
+    reader.ask(&t, &["data:cards:read"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", reader.grant), None).await;
+    let bearer = format!("Bearer {}", reader.token(&t, "nonce-0000000000001").await);
+    let (status, list) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/list", json!({})).await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(crate::mcp::names(&list), ["describe", "query", "get"]);
+    let create = json!({"name": "create", "arguments": {"entity": "cards", "record": {"title": "x"}}});
+    let (_, refused) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/call", create).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert_eq!(refused["result"]["structuredContent"]["code"], "insufficient_scope");
+
+    let mut runner = Agent::new(10);
+    runner.ask(&t, &["data:lists:write", "op:export_board"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", runner.grant), None).await;
+    let bearer = format!("Bearer {}", runner.token(&t, "nonce-0000000000002").await);
+    let (_, list) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/list", json!({})).await;
+    assert_eq!(crate::mcp::names(&list), ["describe", "create", "update", "delete", "run_operation", "job_status"]);
+    // An unknown or revoked token is refused before the protocol layer.
+    let (status, body) = crate::mcp::rpc(&t, &[("authorization", "Bearer a2g_unknown")], "tools/list", json!({})).await;
+    assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
+}

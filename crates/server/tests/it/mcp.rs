@@ -8,7 +8,7 @@ const MODERN: &str = "2026-07-28";
 
 /// Sends one modern (2026-07-28) JSON-RPC request; `extra` headers are added
 /// as given. Returns the HTTP status and the JSON body.
-async fn rpc(t: &TestApp, extra: &[(&str, &str)], method: &str, params: Value) -> (u16, Value) {
+pub(crate) async fn rpc(t: &TestApp, extra: &[(&str, &str)], method: &str, params: Value) -> (u16, Value) {
     rpc_declaring(t, json!({}), extra, method, params).await
 }
 
@@ -48,7 +48,7 @@ async fn tool(t: &TestApp, name: &str, arguments: Value) -> Value {
     body["result"].clone()
 }
 
-fn names(list: &Value) -> Vec<&str> {
+pub(crate) fn names(list: &Value) -> Vec<&str> {
     list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect()
 }
 
