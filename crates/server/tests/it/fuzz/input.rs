@@ -502,7 +502,32 @@ impl Fuzzer<'_> {
                     "/api/_a2app/requests/abcdefghijklmno/claim",
                     "/api/_a2app/requests/abcdefghijklmno/answer",
                     "/api/_a2app/requests/x/cancel",
+                    "/api/_a2app/grants",
+                    "/api/_a2app/grants/abcdefghijklmno",
+                    "/api/_a2app/grants/abcdefghijklmno/approve",
+                    "/api/_a2app/grants/abcdefghijklmno/deny",
+                    "/api/_a2app/grants/abcdefghijklmno/revoke",
+                    "/api/_a2app/grants/abcdefghijklmno/token",
                 ]);
+                if path.starts_with("/api/_a2app/grants") {
+                    // A grant token some of the time (never a valid one), and
+                    // asks, decisions and trades that almost parse.
+                    if self.chance(0.3) {
+                        headers.push(("authorization", format!("Bearer a2g_{}", self.junk(40)).into_bytes()));
+                    }
+                    if self.chance(0.5) && !headers.iter().any(|(h, _)| *h == "origin") {
+                        headers.push(("origin", self.t.url.clone().into_bytes()));
+                    }
+                    let asked = json!({
+                        "publicKey": self.pick(&["11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "", "x"]),
+                        "agent": self.any_value(0),
+                        "scopes": [self.pick(&["data:cards:read", "op:export_board", "data:x:write", "", "op:"]), self.any_value(0)],
+                        "timestamp": self.any_value(0),
+                        "nonce": self.junk(20),
+                        "signature": self.junk(86),
+                    });
+                    body = Some(if self.chance(0.5) { asked } else { self.any_value(2) });
+                }
                 if path.starts_with("/api/_a2app/requests") {
                     // The page's origin some of the time: only a person asks.
                     if self.chance(0.5) && !headers.iter().any(|(h, _)| *h == "origin") {
