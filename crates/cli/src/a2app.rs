@@ -8,6 +8,7 @@
 
 pub mod add;
 pub mod gateway;
+pub mod grants;
 pub mod operations;
 pub mod output;
 pub mod requests;
@@ -44,6 +45,12 @@ Requests the app asks of an agent (a person consents to each capability first):
   a2app TARGET consent [CAPABILITY …]  (at a terminal)   a2app TARGET revoke CAPABILITY
   a2app TARGET claim REQUEST_ID [--lease SECONDS]
   a2app TARGET answer REQUEST_ID field=value …  |  --fail WHY
+A grant: this agent's own key, approved by a person, limited to scopes:
+  a2app TARGET grant ask SCOPE … [--agent NAME] [--wait SECONDS | --no-wait]
+                                      SCOPE: data:ENTITY:read, data:ENTITY:write, op:OPERATION
+  a2app TARGET grant                  the grant held for this app, as the app says now
+  a2app TARGET grant revoke           end it at the app and forget it here
+  (A2APP_TOKEN or a token stored with login is used instead of a grant, when given.)
 The MCP gateway (stdio), for MCP hosts without a shell:
   a2app mcp                           every local app
   a2app mcp TARGET …                  exactly these apps
@@ -92,6 +99,12 @@ pub struct Cli {
     /// `add`: also reach apps on this machine or the local network (never link-local addresses).
     #[arg(long)]
     pub allow_local: bool,
+    /// `grant ask`: a scope to ask for (repeatable; scopes may also follow `ask`).
+    #[arg(long)]
+    pub scope: Vec<String>,
+    /// `grant ask`: how long to wait for a person's decision, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub wait: u64,
 }
 
 /// What the binary resolved from the environment.
@@ -107,6 +120,8 @@ pub struct Env {
     /// stdin is a terminal: `a2app mcp` was started by a person, not a host.
     pub interactive: bool,
     pub poll: Duration,
+    /// The clock and randomness a grant signs with (the library reads neither).
+    pub world: a2app_client::grants::World,
 }
 
 /// One command's context: the session and how to show things.
@@ -153,11 +168,16 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
             return Err(Failure::new(REFUSED, "invalid_command", "add takes one argument")
                 .fix("a2app add DOMAIN | PAGE_URL | CATALOG_URL | CARD_URL [--allow-local]"));
         };
-        return add::add(out, &config, input, cli.allow_local).await;
+        return add::add(out, &config, input, cli.allow_local, env.world).await;
     }
     if target == "mcp" {
-        let gateway =
-            gateway::Gateway::new(config, cli.words.clone(), env.token.clone(), agent(cli, env, "a2app-gateway"));
+        let gateway = gateway::Gateway::new(
+            config,
+            cli.words.clone(),
+            env.token.clone(),
+            agent(cli, env, "a2app-gateway"),
+            env.world,
+        );
         if env.interactive {
             // A person at a terminal would otherwise see nothing happen.
             out.note(
@@ -180,6 +200,7 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
         target: &target,
         env_token: env.token.as_deref(),
         options,
+        world: env.world,
     })
     .await?;
     if session.pin == Pin::FirstContact {
@@ -190,7 +211,7 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
         ));
     }
     let mut ctx = Ctx { cli, env, out, target, session };
-    match words.as_slice() {
+    let done = match words.as_slice() {
         [] => walk::root(&mut ctx).await,
         ["whoami"] => walk::whoami(&mut ctx).await,
         ["describe"] => walk::describe(&mut ctx, None).await,
@@ -202,6 +223,9 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
         ["update", entity, id, args @ ..] => write::update(&mut ctx, entity, id, args).await,
         ["delete", entity, id] => write::delete(&mut ctx, entity, id).await,
         ["login"] => login(&mut ctx),
+        ["grant"] | ["grant", "status"] => grants::status(&mut ctx).await,
+        ["grant", "ask", scopes @ ..] => grants::ask(&mut ctx, scopes).await,
+        ["grant", "revoke"] => grants::revoke(&mut ctx).await,
         ["requests"] => requests::list(&mut ctx).await,
         ["consent", names @ ..] => requests::consent(&mut ctx, names).await,
         ["revoke", name] => requests::revoke(&mut ctx, name).await,
@@ -211,12 +235,13 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
         ["show", entity, id] | [entity, id] => walk::show(&mut ctx, entity, id).await,
         _ => Err(Failure::new(REFUSED, "invalid_command", format!("cannot read \"{}\"", cli.words.join(" ")))
             .fix("see `a2app --help`")),
-    }
+    };
+    done.map_err(|f| grants::explain(&ctx, f))
 }
 
-/// The attribution sent as `X-LUI-Agent`: `--agent`, `A2APP_AGENT`, else
-/// which of the client's faces is calling.
-fn agent(cli: &Cli, env: &Env, default: &str) -> Option<String> {
+/// The attribution sent as `X-LUI-Agent` (and the name a grant is asked
+/// under): `--agent`, `A2APP_AGENT`, else which of the client's faces is calling.
+pub(crate) fn agent(cli: &Cli, env: &Env, default: &str) -> Option<String> {
     Some(cli.agent.clone().or_else(|| env.agent.clone()).unwrap_or_else(|| default.to_owned()))
 }
 

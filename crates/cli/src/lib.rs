@@ -18,6 +18,14 @@ pub fn config_dir() -> Option<a2app_client::config::ConfigDir> {
     Some(a2app_client::config::ConfigDir::new(dir))
 }
 
+/// Unix seconds by this machine's clock (a grant's signing time); 0 for a
+/// clock set before 1970, which the app then refuses as too far off.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
 /// 24 random characters: an Idempotency-Key unique to one command or one
 /// tool call, so the retries within it are recognized as one write.
 pub fn fresh_key() -> String {

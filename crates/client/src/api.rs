@@ -5,6 +5,12 @@
 //! retried, with the same key, only when its outcome is unknown (the request
 //! may have been sent and the answer was lost); a request that could not even
 //! be connected is simply unreachable.
+//!
+//! With a grant (`grants::Access`) every call carries its access token as
+//! `Authorization: Bearer`, traded for first when none is current; a call the
+//! app answers 401 is sent once more with a freshly traded token (a 401 did
+//! nothing, so a write may repeat with its key). The grant's own endpoints
+//! (ask, read, trade) carry no credential at all: none is needed.
 
 use protocol::ErrorBody;
 use protocol::describe::Describe;
@@ -13,6 +19,7 @@ use protocol::page::Page;
 use protocol::receipt::Receipt;
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How to reach the app and who we say we are.
@@ -85,6 +92,8 @@ pub struct Api {
     http: reqwest::Client,
     base: Url,
     options: Options,
+    /// The grant every call acts with, instead of an agent token.
+    grant: Option<Arc<crate::grants::Access>>,
 }
 
 impl Api {
@@ -101,12 +110,18 @@ impl Api {
             .timeout(options.timeout)
             .build()
             .map_err(|e| CallError::Unreachable { url: base.to_string(), detail: chain(&e) })?;
-        Ok(Api { http, base, options })
+        Ok(Api { http, base, options, grant: None })
     }
 
     /// The token sent from now on (set once the gate has passed).
     pub fn set_token(&mut self, token: Option<String>) {
         self.options.token = token;
+    }
+
+    /// The grant every call acts with from now on (set once the gate has
+    /// passed, and only when no agent token is: `session` decides).
+    pub fn set_grant(&mut self, grant: Option<Arc<crate::grants::Access>>) {
+        self.grant = grant;
     }
 
     pub fn base(&self) -> &Url {
@@ -155,9 +170,8 @@ impl Api {
         }
         let path = format!("/api/collections/{}/records", encode(entity)?);
         let url = self.url(&path);
-        let req = self.request(Method::GET, &url).query(&query);
-        let resp = req.send().await.map_err(|e| read_error(&url, &e))?;
-        decode(&url, resp).await
+        let resp = self.send(|| self.request(Method::GET, &url).query(&query)).await?;
+        decode(&url, resp.map_err(|e| read_error(&url, &e))?).await
     }
 
     /// The number of records, from one one-item page.
@@ -180,8 +194,8 @@ impl Api {
         let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity)?, encode(id)?));
         let query: Vec<(&str, &str)> =
             [("expand", expand), ("fields", fields)].into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
-        let resp = self.request(Method::GET, &url).query(&query).send().await.map_err(|e| read_error(&url, &e))?;
-        decode(&url, resp).await
+        let resp = self.send(|| self.request(Method::GET, &url).query(&query)).await?;
+        decode(&url, resp.map_err(|e| read_error(&url, &e))?).await
     }
 
     pub async fn create(&self, entity: &str, body: &Map<String, Value>, key: &str) -> Result<Written, CallError> {
@@ -225,7 +239,7 @@ impl Api {
     pub async fn receipts(&self, since: &str) -> Result<Vec<Receipt>, CallError> {
         let url = self.url("/api/_a2app/receipts");
         // The feed's largest page: receipts are read for a short span of time.
-        let resp = self.request(Method::GET, &url).query(&[("since", since), ("limit", "1000")]).send().await;
+        let resp = self.send(|| self.request(Method::GET, &url).query(&[("since", since), ("limit", "1000")])).await?;
         let value: Value = decode(&url, resp.map_err(|e| read_error(&url, &e))?).await?;
         Ok(value.get("items").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default())
     }
@@ -317,8 +331,9 @@ impl Api {
 
     async fn post_once<T: serde::de::DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, CallError> {
         let url = self.url(path);
-        let req = self.request(Method::POST, &url).header("content-type", "application/json").body(body.to_string());
-        match req.send().await {
+        let build =
+            || self.request(Method::POST, &url).header("content-type", "application/json").body(body.to_string());
+        match self.send(build).await? {
             Ok(resp) => decode(&url, resp).await,
             Err(e) if e.is_connect() => Err(CallError::Unreachable { url, detail: chain(&e) }),
             Err(e) => Err(CallError::OutcomeUnknown { url, detail: chain(&e) }),
@@ -333,15 +348,95 @@ impl Api {
     /// A GET by absolute path (e.g. a job's `status` URL as the app gave it).
     pub async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, CallError> {
         let url = self.url(path);
-        let resp = self.request(Method::GET, &url).send().await.map_err(|e| read_error(&url, &e))?;
+        let resp = self.send(|| self.request(Method::GET, &url)).await?;
+        decode(&url, resp.map_err(|e| read_error(&url, &e))?).await
+    }
+
+    /// `POST /api/_a2app/grants` `{publicKey, agent, scopes}`: asks the app
+    /// for a grant. No credential: a pending grant allows nothing, and a
+    /// grant may not ask for another.
+    pub async fn ask_grant(&self, body: &Value) -> Result<protocol::grant::Grant, CallError> {
+        self.plain_post("/api/_a2app/grants", body, None).await
+    }
+
+    /// `GET /api/_a2app/grants/{id}`, without a credential (the id is enough).
+    pub async fn grant(&self, id: &str) -> Result<protocol::grant::Grant, CallError> {
+        let url = self.url(&format!("/api/_a2app/grants/{}", encode(id)?));
+        let resp = self.plain(Method::GET, &url).send().await.map_err(|e| read_error(&url, &e))?;
         decode(&url, resp).await
     }
 
+    /// `POST /api/_a2app/grants/{id}/revoke` with the grant's own token.
+    pub async fn revoke_grant(&self, access: &crate::grants::Access) -> Result<protocol::grant::Grant, CallError> {
+        let path = format!("/api/_a2app/grants/{}/revoke", encode(access.grant_id())?);
+        let token = self.access_token(access).await?;
+        self.plain_post(&path, &Value::Object(Map::new()), Some(&token)).await
+    }
+
+    /// The grant's current access token, or a new one traded for a fresh
+    /// signature (`POST /api/_a2app/grants/{id}/token`).
+    pub async fn access_token(&self, access: &crate::grants::Access) -> Result<String, CallError> {
+        if let Some(token) = access.current() {
+            return Ok(token);
+        }
+        let (body, signed_at) = access.sign();
+        let path = format!("/api/_a2app/grants/{}/token", encode(access.grant_id())?);
+        let got: protocol::grant::AccessToken = self.plain_post(&path, &body, None).await?;
+        access.remember(&got, signed_at);
+        Ok(got.token)
+    }
+
+    /// A POST sent once, with no agent token (and `bearer` if given): a
+    /// repeat would be a second ask, or a spent nonce.
+    async fn plain_post<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Value,
+        bearer: Option<&str>,
+    ) -> Result<T, CallError> {
+        let url = self.url(path);
+        let mut req = self.plain(Method::POST, &url).header("content-type", "application/json").body(body.to_string());
+        if let Some(token) = bearer {
+            req = req.bearer_auth(token);
+        }
+        match req.send().await {
+            Ok(resp) => decode(&url, resp).await,
+            Err(e) if e.is_connect() => Err(CallError::Unreachable { url, detail: chain(&e) }),
+            Err(e) => Err(CallError::OutcomeUnknown { url, detail: chain(&e) }),
+        }
+    }
+
+    /// Sends what `build` makes, with the grant's access token when there is
+    /// a grant; after a 401 (an expired or revoked token: nothing was done),
+    /// once more with a newly traded one. The outer error is the trade's.
+    async fn send(
+        &self,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<Result<reqwest::Response, reqwest::Error>, CallError> {
+        let Some(access) = &self.grant else { return Ok(build().send().await) };
+        let token = self.access_token(access).await?;
+        match build().bearer_auth(&token).send().await {
+            Ok(resp) if resp.status() == StatusCode::UNAUTHORIZED => {
+                access.refused(&token);
+                let token = self.access_token(access).await?;
+                Ok(build().bearer_auth(&token).send().await)
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// A request with the agent token, if the session has one.
     fn request(&self, method: Method, url: &str) -> reqwest::RequestBuilder {
-        let mut req = self.http.request(method, url).header("accept", "application/json");
+        let mut req = self.plain(method, url);
         if let Some(token) = &self.options.token {
             req = req.header("X-LUI-Token", token);
         }
+        req
+    }
+
+    /// A request with no credential: attribution only.
+    fn plain(&self, method: Method, url: &str) -> reqwest::RequestBuilder {
+        let mut req = self.http.request(method, url).header("accept", "application/json");
         if let Some(agent) = &self.options.agent {
             req = req.header("X-LUI-Agent", agent);
         }
@@ -366,8 +461,7 @@ impl Api {
                 });
             }
         }
-        let mut attempt = 0;
-        loop {
+        let build = || {
             let mut req = self.request(method.clone(), url).header("Idempotency-Key", key);
             if let Some(body) = body {
                 req = req.header("content-type", "application/json").body(body.to_string());
@@ -375,7 +469,11 @@ impl Api {
             for (name, value) in headers {
                 req = req.header(*name, *value);
             }
-            match req.send().await {
+            req
+        };
+        let mut attempt = 0;
+        loop {
+            match self.send(&build).await? {
                 Ok(resp) if resp.status() == StatusCode::NO_CONTENT => return Ok(Value::Null),
                 Ok(resp) => return decode(url, resp).await,
                 Err(e) if e.is_connect() => {

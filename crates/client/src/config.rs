@@ -51,6 +51,16 @@ impl ConfigDir {
         self.0.join("claims.json")
     }
 
+    /// The agent's Ed25519 secret seed (`agent_key`), one per config directory.
+    pub fn agent_key(&self) -> PathBuf {
+        self.0.join("agent-key")
+    }
+
+    /// The grants this client holds, per origin (`grants`).
+    pub fn grants(&self) -> PathBuf {
+        self.0.join("grants.json")
+    }
+
     pub fn connections(&self) -> PathBuf {
         self.0.join("connections.json")
     }
@@ -93,6 +103,28 @@ impl ConfigDir {
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         write_private(&tmp, &bytes).map_err(err)?;
         std::fs::rename(&tmp, path).map_err(err)
+    }
+}
+
+impl ConfigDir {
+    /// Writes `bytes` to `path` unless a file is there already; true if this
+    /// call created it. Written whole to a private temporary sibling first,
+    /// then linked into place, which fails if `path` exists: of two processes
+    /// creating the same file at once, one wins and the other reads the
+    /// winner's, and nobody ever reads half a file.
+    pub fn create_once(&self, path: &Path, bytes: &[u8]) -> Result<bool, ConfigError> {
+        let err = |source| ConfigError { path: path.to_owned(), source };
+        let dir = path.parent().unwrap_or(&self.0);
+        create_private_dir(dir).map_err(err)?;
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        write_private(&tmp, bytes).map_err(err)?;
+        let linked = std::fs::hard_link(&tmp, path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(err(e)),
+        }
     }
 }
 

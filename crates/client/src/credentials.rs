@@ -21,6 +21,9 @@ pub enum Source {
     File,
     /// A local app's `.agent-token`.
     LocalApp { path: PathBuf },
+    /// An active grant this client holds (`grants`): its access token, not
+    /// an agent token. Chosen by `session`, never by [`resolve`].
+    Grant { id: String },
     /// No credential: reads only.
     None,
 }

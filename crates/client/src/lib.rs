@@ -4,15 +4,17 @@
 //! It never reads an app's files: everything it knows about an app comes from
 //! the app's URL. The only files it touches are its own, in the config
 //! directory the caller passes in (`config`): the local app registry, the
-//! credentials, the app.id pins and the schema cache. It reads no environment
+//! credentials, the app.id pins, the schema cache, the agent's key and its grants. It reads no environment
 //! variables and no clock; the binary resolves those and passes them down.
 //!
 //! A session starts with `session::connect`: address → identity `gate` →
-//! `pins` → `credentials`; then `api` makes typed calls, `cache` keeps the
+//! `pins` → `credentials` (or a grant: `agent_key` signs for `grants`' access
+//! tokens); then `api` makes typed calls, `cache` keeps the
 //! describe document per `schemaVersion`, and `coerce` turns human input
 //! ("tomorrow", "To Do") into values the app accepts.
 
 pub mod address;
+pub mod agent_key;
 pub mod api;
 pub mod cache;
 pub mod coerce;
@@ -23,6 +25,7 @@ pub mod credentials;
 pub mod discovery;
 pub mod display;
 pub mod gate;
+pub mod grants;
 pub mod operations;
 pub mod pins;
 pub mod registry;

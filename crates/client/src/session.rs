@@ -4,18 +4,28 @@
 //! A2App answers, speaking a protocol we speak, as the app this origin was
 //! pinned to. A local app's own token is used only when the registered app id
 //! is the one answering, on loopback.
+//!
+//! The credential, first found wins: `A2APP_TOKEN`, the token stored for the
+//! origin (`a2app URL login`), an active grant held for the origin and its
+//! pinned app id, the local app's own `.agent-token`. The first two are a
+//! person's explicit choice and work exactly as they did before grants; a
+//! grant comes before the local token because a person asked for it for
+//! this agent, and it is the narrower of the two.
 
 use crate::address::{self, AddressError, Target};
+use crate::agent_key::AgentKey;
 use crate::api::{Api, CallError, Options};
 use crate::coerce::AppClock;
 use crate::config::{ConfigDir, ConfigError};
 use crate::credentials::{self, Source};
 use crate::gate::{self, GateError};
+use crate::grants::{self, World};
 use crate::pins::{self, Changed, Pin};
 use crate::registry::{self, LocalApp};
 use protocol::describe::Describe;
 use protocol::identity::Identity;
 use reqwest::Url;
+use std::sync::Arc;
 
 /// What the binary resolved for this run.
 pub struct Connect<'a> {
@@ -25,6 +35,8 @@ pub struct Connect<'a> {
     /// `A2APP_TOKEN`, if set.
     pub env_token: Option<&'a str>,
     pub options: Options,
+    /// The clock and randomness a grant signs with.
+    pub world: World,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +56,9 @@ pub enum ConnectError {
     /// A local app's registered URL now answers as another app: it is not running.
     #[error("{name} is not running: its last URL, {url}, now answers as \"{now}\"")]
     NotRunning { name: String, url: String, now: String },
+    /// The grant held for the origin was given to a key this client no longer has.
+    #[error("the grant {grant} held for {origin} was given to the key {fingerprint}, and {why}")]
+    GrantKey { origin: String, grant: String, fingerprint: String, why: String },
 }
 
 pub struct Session {
@@ -98,7 +113,31 @@ pub async fn connect(c: Connect<'_>) -> Result<Session, ConnectError> {
     };
     let local = local.filter(|app| app.id == identity.app.id && address::is_loopback(&base));
     let credential = credentials::resolve(c.config, &origin, c.env_token, local.as_ref())?;
-    api.set_token(credential.token.clone());
+    let grant = match credential.source {
+        Source::Env | Source::File => None,
+        _ => grants::held(c.config, &origin, &identity.app.id)?
+            .filter(|h| h.status == protocol::grant::GrantStatus::Active),
+    };
+    let source = match grant {
+        Some(held) => {
+            let key_error = |why: String| ConnectError::GrantKey {
+                origin: origin.clone(),
+                grant: held.id.clone(),
+                fingerprint: held.fingerprint.clone(),
+                why,
+            };
+            let key = AgentKey::load(c.config)?.ok_or_else(|| key_error("this client has no key now".into()))?;
+            if key.fingerprint() != held.fingerprint {
+                return Err(key_error(format!("this client's key is now {}", key.fingerprint())));
+            }
+            api.set_grant(Some(Arc::new(grants::Access::new(c.config, &origin, &held, key, c.world))));
+            Source::Grant { id: held.id }
+        }
+        None => {
+            api.set_token(credential.token.clone());
+            credential.source
+        }
+    };
     let clock = AppClock::from_identity(&identity);
     Ok(Session {
         api,
@@ -106,7 +145,7 @@ pub async fn connect(c: Connect<'_>) -> Result<Session, ConnectError> {
         base,
         origin,
         pin,
-        credential: credential.source,
+        credential: source,
         local,
         clock,
         config: c.config.clone(),

@@ -11,7 +11,13 @@ use a2app_client::pins::Pin;
 use a2app_client::session;
 use serde_json::json;
 
-pub async fn add(out: Out, config: &ConfigDir, input: &str, allow_local: bool) -> Result<u8, Failure> {
+pub async fn add(
+    out: Out,
+    config: &ConfigDir,
+    input: &str,
+    allow_local: bool,
+    world: a2app_client::grants::World,
+) -> Result<u8, Failure> {
     let found = discovery::find_app(input, allow_local).await.map_err(refused)?;
     let base = found.base.as_str().trim_end_matches('/').to_owned();
     let session = session::connect(session::Connect {
@@ -20,6 +26,7 @@ pub async fn add(out: Out, config: &ConfigDir, input: &str, allow_local: bool) -
         env_token: None,
         // The gate reaches the app through the same address check as discovery.
         options: a2app_client::api::Options { discovery_rules: Some(allow_local), ..Default::default() },
+        world,
     })
     .await?;
     let first = session.pin == Pin::FirstContact;

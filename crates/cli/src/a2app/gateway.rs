@@ -51,6 +51,8 @@ pub struct Gateway {
     /// sending it to all of them would hand one app's token to the others.
     env_token: Option<String>,
     agent: Option<String>,
+    /// The clock and randomness a grant signs with.
+    world: a2app_client::grants::World,
     /// Approvals asked of a 2026-07-28 host, waiting for the repeat.
     pub(crate) pending: approval::Pendings,
     /// Capabilities the person declined to consent to in this process.
@@ -58,13 +60,20 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    pub fn new(config: ConfigDir, targets: Vec<String>, env_token: Option<String>, agent: Option<String>) -> Gateway {
+    pub fn new(
+        config: ConfigDir,
+        targets: Vec<String>,
+        env_token: Option<String>,
+        agent: Option<String>,
+        world: a2app_client::grants::World,
+    ) -> Gateway {
         let env_token = if targets.len() == 1 { env_token } else { None };
         Gateway {
             config,
             targets,
             env_token,
             agent,
+            world,
             pending: approval::Pendings::default(),
             declined: queue::Declined::default(),
         }
@@ -155,6 +164,7 @@ impl Gateway {
             target: &target,
             env_token: self.env_token.as_deref(),
             options,
+            world: self.world,
         })
         .await?;
         if session.pin == Pin::FirstContact {

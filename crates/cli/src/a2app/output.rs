@@ -233,6 +233,10 @@ fn fix_for(code: &str, body: &protocol::ErrorBody) -> String {
         "in_use" => "other records still refer to it; change or delete them first".into(),
         "not_stored" => "the app could not store that value exactly, so it wrote nothing; adjust the value".into(),
         "approval_required" => "repeat with --yes to approve".into(),
+        "insufficient_scope" => format!(
+            "the grant in use does not carry {}; see it: a2app URL grant",
+            body.extra.get("scope").and_then(serde_json::Value::as_str).unwrap_or("that scope")
+        ),
         "internal" => "the app failed without saying why (by design); try again, or tell its owner".into(),
         _ => match &body.expected {
             Some(e) => format!("give {field} {e}"),
@@ -267,6 +271,12 @@ impl From<ConnectError> for Failure {
                     .with("now", json!(c.now))
             }
             ConnectError::Gate { url, error } => gate_failure(&url, error),
+            ConnectError::GrantKey { ref origin, ref grant, .. } => {
+                let fix = format!(
+                    "a person revokes the grant at the app; `a2app {origin} grant revoke` forgets it here; then ask again with `a2app {origin} grant ask …`"
+                );
+                Failure::new(REFUSED, "grant_key", e.to_string()).fix(fix).with("grant", json!(grant))
+            }
             ConnectError::NotRunning { ref name, .. } => {
                 let fix = format!(
                     "start it again with `agent-app serve DIR` (it registers its new URL), then repeat; {name}'s registration is out of date"

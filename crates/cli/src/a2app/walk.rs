@@ -37,6 +37,7 @@ fn credential_words(source: &Source) -> String {
         Source::Env => "token from A2APP_TOKEN".into(),
         Source::File => "token from the credentials file".into(),
         Source::LocalApp { path } => format!("the local app's token ({})", path.display()),
+        Source::Grant { id } => format!("grant {}", a2app_client::display::printable(id)),
         Source::None => "no token (reads only)".into(),
     }
 }

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         terminal: std::io::stderr().is_terminal(),
         interactive: std::io::stdin().is_terminal(),
         poll: Duration::from_millis(std::env::var("A2APP_POLL_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500)),
+        world: a2app_client::grants::World { now: a2app_cli::unix_now, random: rand::random },
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,

@@ -337,7 +337,7 @@ pub(crate) struct Request {
     pub(crate) method: String,
     pub(crate) path: String,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Request {

@@ -6,6 +6,7 @@ mod add;
 mod check;
 mod client;
 mod gateway;
+mod grants;
 mod ops;
 mod requests;
 mod serve;
