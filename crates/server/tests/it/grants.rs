@@ -394,3 +394,32 @@ async fn mcp_lists_only_the_tools_a_grant_can_use() {
     let (status, body) = crate::mcp::rpc(&t, &[("authorization", "Bearer a2g_unknown")], "tools/list", json!({})).await;
     assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
 }
+
+/// `op:NAME` lets a grant call the verb; the records a `crud` operation
+/// writes are still held to the grant's data scopes (permission is the
+/// intersection, inside operations too).
+#[tokio::test]
+async fn an_operation_needs_its_scope_and_what_it_writes() {
+    let t = TestApp::kanban().await;
+    let todo = t.create("lists", json!({"name": "To Do"})).await;
+    let done = t.create("lists", json!({"name": "Done"})).await;
+    let card = t.create("cards", json!({"title": "Move me", "list": todo["id"]})).await;
+    let params = json!({"card": card["id"], "list": done["id"]});
+
+    let mut verb_only = Agent::new(11);
+    verb_only.ask(&t, &["op:move_card"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", verb_only.grant), None).await;
+    let token = verb_only.token(&t, "nonce-0000000000001").await;
+    let (status, refused) = with(&t, &token, "POST", "/api/ops/move_card", Some(params.clone())).await;
+    assert_eq!((status, refused["scope"].as_str()), (403, Some("data:cards:write")), "{refused}");
+
+    let mut both = Agent::new(12);
+    both.ask(&t, &["op:move_card", "data:cards:write"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", both.grant), None).await;
+    let token = both.token(&t, "nonce-0000000000002").await;
+    let (status, moved) = with(&t, &token, "POST", "/api/ops/move_card", Some(params)).await;
+    assert_eq!(status, 200, "{moved}");
+    let (_, stored) =
+        t.call("GET", &format!("/api/collections/cards/records/{}", card["id"].as_str().unwrap()), None).await;
+    assert_eq!(stored["list"], done["id"]);
+}
