@@ -1,4 +1,4 @@
-//! `agent-app`: acts on an app's files: `new`, `check`, `serve`, `token`.
+//! `agent-app`: acts on an app's files: `new`, `check`, `serve`, `token`, `grants`.
 
 use a2app_core::app::{self, App, OpenOptions};
 use anyhow::{Context, Result, bail};
@@ -46,6 +46,13 @@ enum Command {
         #[arg(long)]
         rotate: bool,
     },
+    /// List the grants agents hold or asked for (newest first); `--revoke ID` ends one at once.
+    Grants {
+        dir: PathBuf,
+        /// The grant to revoke: its tokens stop working on their next call, served or not.
+        #[arg(long)]
+        revoke: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -58,6 +65,7 @@ fn main() -> ExitCode {
         Command::Serve { dir, http, allow_destructive } => serve(&dir, &http, allow_destructive),
         Command::New { dir, name } => new(&dir, name),
         Command::Token { dir, rotate } => token(&dir, rotate),
+        Command::Grants { dir, revoke } => grants(&dir, revoke.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -258,4 +266,44 @@ fn token(dir: &Path, rotate: bool) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("{token}");
     Ok(())
+}
+
+/// The app's grants, read and revoked through its own database as the app's
+/// owner (who holds its files), whether or not it is being served: the
+/// server sees a revocation at the next call of the grant's tokens. Approving
+/// is left to a person in the app, where the scopes are shown in words.
+fn grants(dir: &Path, revoke: Option<&str>) -> Result<()> {
+    use a2app_client::display::terminal;
+    let (app, _) = App::open(load(dir)?, OpenOptions::default())?;
+    let app = Arc::new(app);
+    let owner = a2app_core::caller::Caller::agent(Some("agent-app".into()));
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the runtime")?;
+    runtime.block_on(async {
+        if let Some(id) = revoke {
+            let grant = a2app_core::grants::revoke(&app, &owner, id)
+                .await
+                .map_err(|e| anyhow::anyhow!("{}", e.to_body().message))?;
+            println!("{} {}: {}", grant.id, grant.status.as_str(), terminal(&grant.agent));
+            return Ok(());
+        }
+        let grants =
+            a2app_core::grants::list(&app, &owner).await.map_err(|e| anyhow::anyhow!("{}", e.to_body().message))?;
+        if grants.is_empty() {
+            println!("no grants");
+        }
+        for g in grants {
+            let acts_for = if g.acts_for.is_empty() { "-" } else { g.acts_for.as_str() };
+            println!(
+                "{}  {:<8} {}  {}  for {}  {}",
+                g.id,
+                g.status.as_str(),
+                g.fingerprint,
+                terminal(&g.agent),
+                acts_for,
+                g.scopes.join(" ")
+            );
+        }
+        Ok(())
+    })
 }

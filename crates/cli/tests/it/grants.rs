@@ -323,3 +323,47 @@ fn a_grant_call_carries_its_access_token_and_no_agent_token() {
     let last = app.seen("GET", "/api/_a2app/whoami").pop().unwrap();
     assert_eq!((last.header("x-lui-token"), last.header("authorization")), (Some("agent-token"), None));
 }
+
+/// `agent-app grants` lists an app's grants from its files, and `--revoke`
+/// ends one, whether or not the app is being served.
+#[test]
+fn the_owner_lists_and_revokes_grants_from_the_files() {
+    let dir = crate::copy_app(&crate::example("kanban"));
+    let out = crate::run(&["grants", dir.path().to_str().unwrap()]);
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()), (Some(0), "no grants\n"));
+
+    // An agent asks, in-process (as it would over HTTP).
+    let id = {
+        let def = a2app_core::app::load(dir.path()).unwrap();
+        let (app, _) = a2app_core::App::open(def, a2app_core::app::OpenOptions::default()).unwrap();
+        let app = std::sync::Arc::new(app);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let ask = json!({
+            "publicKey": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+            "agent": "bot on ci",
+            "scopes": ["data:cards:read", "op:export_board"],
+        });
+        let grant = runtime
+            .block_on(a2app_core::grants::ask(&app, &a2app_core::caller::Caller::anonymous(), &ask))
+            .unwrap_or_else(|e| panic!("{:?}", e.to_body()));
+        grant.id
+    };
+    let out = crate::run(&["grants", dir.path().to_str().unwrap()]);
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    assert!(listed.starts_with(&format!("{id}  pending ")), "{listed}");
+    assert!(listed.contains("  bot on ci  "), "{listed}");
+    assert!(listed.trim_end().ends_with("for -  data:cards:read op:export_board"), "{listed}");
+
+    let out = crate::run(&["grants", dir.path().to_str().unwrap(), "--revoke", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("{id} revoked: ")));
+    let out = crate::run(&["grants", dir.path().to_str().unwrap(), "--revoke", &id]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the grant is revoked already"));
+    let out = crate::run(&["grants", dir.path().to_str().unwrap(), "--revoke", "abcdefghijklmno"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = crate::run(&["grants", dir.path().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("{id}  revoked ")));
+}
