@@ -147,7 +147,10 @@ pub fn whoami(app: &App, caller: &Caller) -> protocol::identity::WhoAmI {
         app: app.definition.config.id.clone(),
         auth_mode: if multi { "multi-user".into() } else { "single-user".into() },
         may: protocol::identity::Permissions {
-            read: caller.grant.as_ref().is_none_or(|g| g.scopes.iter().any(|s| matches!(s, Scope::Read(_)))),
+            read: caller
+                .grant
+                .as_ref()
+                .is_none_or(|g| g.scopes.iter().any(|s| matches!(s, Scope::Read(_) | Scope::Write(_)))),
             write: write && caller.grant.as_ref().is_none_or(|g| g.scopes.iter().any(|s| matches!(s, Scope::Write(_)))),
             operations: write
                 && caller.grant.as_ref().is_none_or(|g| g.scopes.iter().any(|s| matches!(s, Scope::Operation(_)))),

@@ -16,13 +16,17 @@ pub enum CallerKind {
     Grant,
 }
 
-/// What a grant caller holds: which grant, and its scopes.
+/// What a grant caller holds: which grant, its scopes, and the token it
+/// came with (a long-lived stream checks that it still holds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantAccess {
     pub id: String,
     /// The fingerprint of the agent's key.
     pub fingerprint: String,
     pub scopes: std::collections::BTreeSet<protocol::grant::Scope>,
+    /// The SHA-256 of the access token, and when it ends (wire form).
+    pub token_hash: String,
+    pub token_expires: String,
 }
 
 /// A signed-in user of a multi-user app (who the caller acts as).
@@ -85,8 +89,13 @@ impl Caller {
 
     /// Whether the caller may act within `scope`: every caller but a grant's
     /// (whose other limits are decided elsewhere), and a grant holding it.
+    /// Writing an entity includes reading it: a write answers with the
+    /// record as stored, read back, so a write-only grant would read anyway.
     pub fn holds(&self, scope: &protocol::grant::Scope) -> bool {
-        self.grant.as_ref().is_none_or(|g| g.scopes.contains(scope))
+        use protocol::grant::Scope;
+        self.grant.as_ref().is_none_or(|g| {
+            g.scopes.contains(scope) || matches!(scope, Scope::Read(e) if g.scopes.contains(&Scope::Write(e.clone())))
+        })
     }
 
     /// [`Self::holds`], or `insufficient_scope` naming the scope.

@@ -24,7 +24,7 @@ use crate::caller::{Caller, CallerKind, GrantAccess, User};
 use crate::error::Error;
 use crate::records::blocking;
 use crate::requests::{digest, only};
-use crate::store::{GrantConflict, GrantStep, IssuedToken};
+use crate::store::{GrantConflict, GrantLimits, GrantRoom, GrantStep, IssuedToken};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use protocol::grant::{AccessToken, Grant, GrantStatus, Scope, TOKEN_PREFIX};
@@ -38,8 +38,10 @@ use std::sync::Arc;
 pub const ENTITY: &str = "_a2app_grants";
 /// How long a grant waits for a person's decision.
 pub const PENDING_SECONDS: i64 = 15 * 60;
-/// Most grants waiting for a decision at once.
+/// Most grants waiting for a decision at once, and per agent key (an agent
+/// asking again while one waits is a mistake, not a new need).
 pub const MAX_PENDING: u64 = 100;
+pub const MAX_PENDING_PER_KEY: u64 = 3;
 /// Closed grants kept for reading back.
 pub const KEEP: u64 = 1000;
 /// How long an access token works.
@@ -130,10 +132,18 @@ pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<Grant,
     let audit = receipt(caller, &grant, &created, format!("Agent \"{}\" asked for a grant", grant.agent), "ask");
     let store = Arc::clone(&app.store);
     let stored = grant.clone();
-    if !blocking(move || Ok(store.ask_grant(&stored, MAX_PENDING, KEEP, &audit)?)).await? {
-        return Err(Error::RateLimited(60));
+    let limits = GrantLimits { pending: MAX_PENDING, pending_per_key: MAX_PENDING_PER_KEY, keep: KEEP };
+    let full = |message: String| Err(Error::Invalid(vec![Violation::new(ErrorCode::OutOfRange, message)]));
+    match blocking(move || Ok(store.ask_grant(&stored, limits, &audit)?)).await? {
+        GrantRoom::Asked => Ok(grant),
+        GrantRoom::KeyFull => full(format!(
+            "this key has {MAX_PENDING_PER_KEY} grants waiting for a person already; wait for their answer or ask again after they expire"
+        )),
+        GrantRoom::Full => full(format!(
+            "{MAX_PENDING} grants wait for a person already; a person can deny them on the app's page (/_/), or they expire within {} minutes",
+            PENDING_SECONDS / 60
+        )),
     }
-    Ok(grant)
 }
 
 /// One grant, to whoever knows its id (the asking agent polls this).
@@ -146,8 +156,9 @@ pub async fn get(app: &Arc<App>, id: &str) -> Result<Grant, Error> {
 }
 
 /// Grants newest first: all of them for the app's owner (the page of a
-/// single-user app, the agent token), a user's own and the pending ones for
-/// a user.
+/// single-user app, the agent token), a user's own for a user. A pending
+/// grant is listed to the owner only: anyone listing it could decide it and
+/// make it act for themselves; its person opens it by the id its agent shows.
 pub async fn list(app: &Arc<App>, caller: &Caller) -> Result<Vec<Grant>, Error> {
     let acts_for = match (caller.kind.clone(), person(app, caller)) {
         (CallerKind::Agent, _) if caller.user.is_none() => None,
@@ -243,7 +254,7 @@ pub async fn token(app: &Arc<App>, id: &str, body: &Value) -> Result<AccessToken
             ])
         })?;
     let now = app.clock.now();
-    if (now.as_second() - timestamp).abs() > SKEW_SECONDS {
+    if now.as_second().abs_diff(timestamp) > SKEW_SECONDS.unsigned_abs() {
         return Err(refused(&format!(
             "the timestamp is more than {SKEW_SECONDS} s from the app's clock ({}); sign again with the current time",
             now.as_second()
@@ -287,7 +298,8 @@ pub async fn authenticate(app: &Arc<App>, token: &str) -> Result<Caller, Error> 
         || Error::Unauthorized("the grant token is unknown, expired or revoked; trade a new signature for one".into());
     let hash = digest(token);
     let now = crate::datetime::format(app.clock.now());
-    let grant =
+    let key = hash.clone();
+    let (grant, expires) =
         crate::records::read(app, move |app| Ok(app.store.grant_by_token(&hash, &now)?)).await?.ok_or_else(invalid)?;
     let user = match grant.acts_for.strip_prefix("user:") {
         Some(id) => {
@@ -301,8 +313,25 @@ pub async fn authenticate(app: &Arc<App>, token: &str) -> Result<Caller, Error> 
         kind: CallerKind::Grant,
         agent: Some(grant.agent.clone()),
         user,
-        grant: Some(Arc::new(GrantAccess { id: grant.id, fingerprint: grant.fingerprint, scopes })),
+        grant: Some(Arc::new(GrantAccess {
+            id: grant.id,
+            fingerprint: grant.fingerprint,
+            scopes,
+            token_hash: key,
+            token_expires: expires,
+        })),
     })
+}
+
+/// Whether the token a caller came with still works: not expired, its grant
+/// not revoked. What a realtime stream, opened once, asks as it goes on.
+pub async fn still_valid(app: &Arc<App>, access: &GrantAccess) -> bool {
+    let now = crate::datetime::format(app.clock.now());
+    if access.token_expires.as_str() <= now.as_str() {
+        return false;
+    }
+    let hash = access.token_hash.clone();
+    crate::records::read(app, move |app| Ok(app.store.grant_by_token(&hash, &now)?)).await.ok().flatten().is_some()
 }
 
 /// Whom a single-user app's grants act for: its one person.
@@ -419,7 +448,20 @@ fn scopes(app: &App, given: Option<&Value>, within: Option<&[String]>) -> Result
             Scope::Operation(o) => app.definition.operations.iter().any(|op| &op.name == o),
         };
         let text = scope.to_string();
-        if !known {
+        let accounts = matches!(&scope, Scope::Write(e) if e == crate::auth::ENTITY)
+            && app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
+        if accounts {
+            problems.push(
+                Violation::new(
+                    ErrorCode::InvalidEnum,
+                    format!(
+                        "{text}: a grant does not change accounts (sign-in email, password); that stays with the person"
+                    ),
+                )
+                .field(field)
+                .got(item.clone()),
+            );
+        } else if !known {
             let (code, what) = match scope {
                 Scope::Operation(_) => (ErrorCode::UnknownOperation, "operation"),
                 _ => (ErrorCode::UnknownEntity, "entity"),

@@ -7,6 +7,7 @@
 
 pub mod expand;
 pub mod fields;
+pub mod paths;
 
 use crate::app::App;
 use crate::caller::{Caller, CallerKind};
@@ -169,6 +170,7 @@ pub async fn list(
         Some(text) => filter::parse_sort(text).map_err(|e| Error::InvalidQuery(format!("invalid sort: {e}")))?,
     };
     let rule = rules::rule(app, caller, entity_name, rules::Action::List)?;
+    paths::readable(app, caller, entity_name, filter.as_ref(), &sort)?;
     let mut ctx = context(app, request);
     ctx.request.auth = caller.user.as_ref().map(|u| u.record.clone());
     let result = {

@@ -171,14 +171,13 @@ pub trait Store: Send + Sync + 'static {
     fn ask_grant(
         &self,
         grant: &protocol::grant::Grant,
-        max_pending: u64,
-        keep: u64,
+        limits: GrantLimits,
         audit: &protocol::receipt::Receipt,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<GrantRoom, StoreError>;
 
     fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError>;
 
-    /// Newest first: all grants, or those acting for `acts_for` and the pending ones.
+    /// Newest first: all grants, or those acting for `acts_for`.
     fn grants(&self, acts_for: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError>;
 
     /// Approves, denies or revokes a grant if its stored state allows it,
@@ -199,8 +198,8 @@ pub trait Store: Send + Sync + 'static {
         max_tokens: u64,
     ) -> Result<Result<(), GrantConflict>, StoreError>;
 
-    /// The active grant a live token (by its hash) belongs to.
-    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<protocol::grant::Grant>, StoreError>;
+    /// The active grant a live token (by its hash) belongs to, and when the token ends.
+    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<(protocol::grant::Grant, String)>, StoreError>;
 
     /// Stores a new approval key (durable when this returns). Expired keys
     /// are dropped first; past `max` pending keys, the ones expiring soonest go.
@@ -233,6 +232,24 @@ pub enum RequestStep {
     Answer { key_hash: String, outcome: Result<Map<String, Value>, String> },
     /// The person takes it back; `by`: only if they asked it.
     Cancel { by: Option<String> },
+}
+
+/// How many grants may wait, and how many closed ones are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrantLimits {
+    pub pending: u64,
+    pub pending_per_key: u64,
+    pub keep: u64,
+}
+
+/// Whether an ask was stored, or which bound it met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantRoom {
+    Asked,
+    /// This key has `pending_per_key` waiting already.
+    KeyFull,
+    /// `pending` grants wait in all.
+    Full,
 }
 
 /// A person's decision on a grant, or its end.

@@ -57,6 +57,13 @@ pub async fn login(app: &Arc<App>, identity: &str, password: &str) -> Result<(St
 
 /// `auth-refresh`: a fresh token for the signed-in caller.
 pub async fn refresh(app: &Arc<App>, caller: &Caller) -> Result<(String, Map<String, Value>), Error> {
+    if caller.grant.is_some() {
+        // A grant acts for its user within its scopes and lifetime; a user's
+        // token would be neither scoped nor revoked with it.
+        return Err(Error::Forbidden(
+            "a grant's token is not a sign-in: it cannot be traded for a user's token".into(),
+        ));
+    }
     let user = caller
         .user
         .as_ref()

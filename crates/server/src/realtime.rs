@@ -47,6 +47,9 @@ struct ShapeSpec {
 #[derive(Default)]
 struct Client {
     subscriptions: RwLock<Vec<Arc<Subscription>>>,
+    /// The grant the stream was opened with: only the same grant subscribes
+    /// it, and no other credential changes what a grant's stream follows.
+    grant: Option<String>,
 }
 
 /// The connected realtime clients.
@@ -109,7 +112,7 @@ const MAX_CHUNK: usize = 64 * 1024;
 pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     let who = caller(&state, &headers, Intent::Read).await?;
     let id = a2app_core::realtime::client_id();
-    let client = Arc::new(Client::default());
+    let client = Arc::new(Client { grant: who.grant.as_ref().map(|g| g.id.clone()), ..Client::default() });
     state.realtime.clients().insert(id.clone(), Arc::clone(&client));
     let mut hello = Vec::new();
     write_frame(&mut hello, &head(&id, "PB_CONNECT"), &json!({ "clientId": id }).to_string());
@@ -167,12 +170,19 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
                 biased;
                 change = st.changes.recv() => change,
                 _ = st.keep_alive.tick() => {
+                    if !st.still_allowed().await {
+                        return None;
+                    }
                     if !std::mem::take(&mut st.sent) {
                         st.pending.extend_from_slice(b":\n\n");
                     }
                     continue;
                 }
             };
+            // A grant's stream ends with its token or its grant.
+            if !st.still_allowed().await {
+                return None;
+            }
             // The waiting change, then those already queued behind it.
             let mut next = first.map_err(|e| match e {
                 RecvError::Lagged(missed) => TryRecvError::Lagged(missed),
@@ -198,6 +208,15 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
 }
 
 impl StreamState {
+    /// Whether the stream's caller may still read: always, but for a grant
+    /// whose token expired or which was revoked since the stream opened.
+    async fn still_allowed(&self) -> bool {
+        match &self.caller.grant {
+            None => true,
+            Some(grant) => a2app_core::grants::still_valid(&self.app, grant).await,
+        }
+    }
+
     /// Appends the frames `change` makes for this stream's subscriptions, if
     /// the caller may see the record.
     async fn add(&mut self, change: &Arc<Change>) {
@@ -258,7 +277,7 @@ async fn shaped(
 }
 
 pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
-    caller(&state, &headers, Intent::Read).await?;
+    let who = caller(&state, &headers, Intent::Read).await?;
     let body = json_body(&headers, &body)?;
     let client_id = body.get("clientId").and_then(Value::as_str).unwrap_or("");
     if client_id.is_empty() {
@@ -268,6 +287,11 @@ pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> A
     let Some(client) = state.realtime.clients().get(client_id).cloned() else {
         return Err(ApiError(Error::NotFound));
     };
+    if who.grant.as_ref().map(|g| &g.id) != client.grant.as_ref() {
+        return Err(ApiError(Error::Forbidden(
+            "this realtime client was opened with another credential; subscribe with the one that opened it".into(),
+        )));
+    }
     let subscriptions: Vec<Arc<Subscription>> = match body.get("subscriptions") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {

@@ -591,12 +591,11 @@ impl Store for SqliteStore {
     fn ask_grant(
         &self,
         grant: &protocol::grant::Grant,
-        max_pending: u64,
-        keep: u64,
+        limits: crate::store::GrantLimits,
         audit: &protocol::receipt::Receipt,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<crate::store::GrantRoom, StoreError> {
         let (grant, audit) = (grant.clone(), audit.clone());
-        self.on_writer(move |conn| grants::ask(conn, &grant, max_pending, keep, &audit))
+        self.on_writer(move |conn| grants::ask(conn, &grant, limits, &audit))
     }
 
     fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError> {
@@ -628,7 +627,7 @@ impl Store for SqliteStore {
         self.on_writer(move |conn| grants::issue(conn, &token, &now, max_tokens))
     }
 
-    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<protocol::grant::Grant>, StoreError> {
+    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<(protocol::grant::Grant, String)>, StoreError> {
         grants::by_token(&*self.reader()?, hash, now)
     }
 

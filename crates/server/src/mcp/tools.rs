@@ -60,7 +60,7 @@ pub fn granted(app: &App, grant: &a2app_core::caller::GrantAccess, name: &str) -
     let any = |held: fn(&Scope) -> bool| grant.scopes.iter().any(held);
     match name {
         "describe" => true,
-        "query" | "get" => any(|s| matches!(s, Scope::Read(_))),
+        "query" | "get" => any(|s| matches!(s, Scope::Read(_) | Scope::Write(_))),
         "create" | "update" | "delete" => any(|s| matches!(s, Scope::Write(_))),
         "run_operation" | "job_status" => any(|s| matches!(s, Scope::Operation(_))),
         op if app.definition.operations.iter().any(|o| o.name == op) => {

@@ -337,7 +337,7 @@ async fn a_users_grant_sees_what_the_user_sees_within_its_scopes() {
 async fn realtime_and_claims_follow_the_scopes() {
     let t = TestApp::kanban().await;
     let mut agent = Agent::new(6);
-    agent.ask(&t, &["data:cards:read", "data:lists:write"]).await;
+    agent.ask(&t, &["data:cards:read", "data:members:write"]).await;
     as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
     let token = agent.token(&t, "nonce-0000000000001").await;
     let bearer = format!("Bearer {token}");
@@ -389,7 +389,9 @@ async fn mcp_lists_only_the_tools_a_grant_can_use() {
     as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", runner.grant), None).await;
     let bearer = format!("Bearer {}", runner.token(&t, "nonce-0000000000002").await);
     let (_, list) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/list", json!({})).await;
-    assert_eq!(crate::mcp::names(&list), ["describe", "create", "update", "delete", "run_operation", "job_status"]);
+    // Writing lists includes reading them.
+    let all = ["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status"];
+    assert_eq!(crate::mcp::names(&list), all);
     // An unknown or revoked token is refused before the protocol layer.
     let (status, body) = crate::mcp::rpc(&t, &[("authorization", "Bearer a2g_unknown")], "tools/list", json!({})).await;
     assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
@@ -422,4 +424,98 @@ async fn an_operation_needs_its_scope_and_what_it_writes() {
     let (_, stored) =
         t.call("GET", &format!("/api/collections/cards/records/{}", card["id"].as_str().unwrap()), None).await;
     assert_eq!(stored["list"], done["id"]);
+}
+
+/// A stream opened with a grant's token ends when the grant is revoked
+/// (or the token expires), and only that grant may change what it follows.
+#[tokio::test]
+async fn a_grants_stream_ends_with_the_grant_and_is_its_own_to_subscribe() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let mut agent = Agent::new(13);
+    agent.ask(&t, &["data:cards:read"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
+    let bearer = format!("Bearer {}", agent.token(&t, "nonce-0000000000001").await);
+    let mut stream = Stream::open_with(&t, ("Authorization", &bearer), &["cards/*"]).await;
+    // Another credential may not re-point it: not the agent token, not anonymous.
+    let topics = json!({"clientId": stream.client_id(), "subscriptions": ["lists/*"]});
+    let (status, refused) = t.call("POST", "/api/realtime", Some(topics.clone())).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("forbidden")));
+    let (status, _) = t.send(t.http.post(format!("{}/api/realtime", t.url)), Some(topics)).await;
+    assert_eq!(status, 403);
+
+    t.create("cards", json!({"title": "seen", "list": list["id"]})).await;
+    assert_eq!(stream.within(Duration::from_secs(5)).await.expect("an event").0, "cards/*");
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/revoke", agent.grant), None).await;
+    t.create("cards", json!({"title": "after the revocation", "list": list["id"]})).await;
+    assert!(stream.ends_within(Duration::from_secs(5)).await, "the stream ended without the second card");
+}
+
+/// The holes a review found, each closed: a grant is no sign-in, writes
+/// include reads, filters reach only readable entities, a key waits with at
+/// most three asks, accounts are not a grant's to change, and a hostile
+/// timestamp is only a refusal.
+#[tokio::test]
+async fn a_grant_stays_inside_its_scopes_at_every_edge() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "Secret"})).await;
+    t.create("cards", json!({"title": "a card", "list": list["id"]})).await;
+    let mut writer = Agent::new(14);
+    writer.ask(&t, &["data:cards:write"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", writer.grant), None).await;
+    let token = writer.token(&t, "nonce-0000000000001").await;
+    let (status, cards) = with(&t, &token, "GET", "/api/collections/cards/records", None).await;
+    assert_eq!((status, cards["totalItems"].as_u64()), (200, Some(1)), "writing cards includes reading them");
+    for query in ["filter=list.name%3D'Secret'", "sort=list.name", "filter=list.cards_via_list.title%3D'x'"] {
+        let (status, body) = with(&t, &token, "GET", &format!("/api/collections/cards/records?{query}"), None).await;
+        assert_eq!((status, body["scope"].as_str()), (403, Some("data:lists:read")), "{query}: {body}");
+    }
+    let (status, own) = with(&t, &token, "GET", "/api/collections/cards/records?filter=title%3D'a card'", None).await;
+    assert_eq!((status, own["totalItems"].as_u64()), (200, Some(1)), "its own fields filter as before");
+
+    let hostile = json!({"timestamp": i64::MIN, "nonce": "nonce-0000000000002", "signature": "AA"});
+    let (status, _) = writer.trade(&t, hostile).await;
+    assert_eq!(status, 400, "a malformed signature");
+    let mut proof = writer.proof(&t, 0, "nonce-0000000000003");
+    proof["timestamp"] = json!(i64::MIN);
+    let (status, refused) = writer.trade(&t, proof).await;
+    assert_eq!((status, refused["code"].as_str()), (401, Some("unauthorized")), "{refused}");
+
+    let mut eager = Agent::new(15);
+    for _ in 0..3 {
+        eager.ask(&t, &["data:cards:read"]).await;
+    }
+    let body = json!({"publicKey": eager.public_key(), "agent": "again", "scopes": ["data:cards:read"]});
+    let (status, full) = t.send(t.http.post(format!("{}/api/_a2app/grants", t.url)), Some(body)).await;
+    assert_eq!((status, full["code"].as_str()), (400, Some("out_of_range")), "{full}");
+}
+
+/// In a multi-user app a grant never turns into its user's sign-in, never
+/// changes accounts, and users list only their own grants.
+#[tokio::test]
+async fn a_users_grant_is_no_sign_in_and_pending_grants_are_not_listed_to_users() {
+    let t = TestApp::fixture("notes").await;
+    let (_, ann) = t.user("ann@example.com", "pass word 1").await;
+    let body = json!({"publicKey": Agent::new(16).public_key(), "agent": "a", "scopes": ["data:users:write"]});
+    let (status, refused) = t.send(t.http.post(format!("{}/api/_a2app/grants", t.url)), Some(body)).await;
+    assert_eq!((status, violations(&refused)), (400, vec![("invalid_enum".into(), "scopes.0".into())]));
+
+    let mut agent = Agent::new(17);
+    agent.ask(&t, &["data:notes:read"]).await;
+    let page = |method: &str, path: String| {
+        t.http
+            .request(method.parse().unwrap(), format!("{}{path}", t.url))
+            .header("Origin", &t.url)
+            .header("Authorization", ann.clone())
+    };
+    let (_, before) = t.send(page("GET", "/api/_a2app/grants".into()), None).await;
+    assert_eq!(before["items"], json!([]), "a pending grant is listed to the owner only");
+    let (_, owner) = t.call("GET", "/api/_a2app/grants", None).await;
+    assert_eq!(owner["items"].as_array().unwrap().len(), 1);
+    let (status, _) = t.send(page("POST", format!("/api/_a2app/grants/{}/approve", agent.grant)), None).await;
+    assert_eq!(status, 200);
+    let token = agent.token(&t, "nonce-0000000000001").await;
+    let (status, refresh) = with(&t, &token, "POST", "/api/collections/users/auth-refresh", None).await;
+    assert_eq!((status, refresh["code"].as_str()), (403, Some("forbidden")), "{refresh}");
+    assert_eq!(refresh.get("token"), None);
 }

@@ -69,6 +69,25 @@ impl Stream {
     }
 }
 
+impl Stream {
+    pub(crate) fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    /// Whether the server ends the stream within `wait` without sending
+    /// another event (keep-alive comments aside).
+    pub(crate) async fn ends_within(&mut self, wait: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.response.chunk()).await {
+                Err(_) => return false,
+                Ok(Ok(None) | Err(_)) => return !self.buffer.contains("event:"),
+                Ok(Ok(Some(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn plain_shaped_and_single_record_subscriptions_each_get_their_form() {
     let t = TestApp::kanban().await;

@@ -5,7 +5,7 @@
 //! token is being issued either issues before the revocation (and the token
 //! is deleted with it) or not at all.
 
-use crate::store::{GrantConflict, GrantStep, IssuedToken, StoreError};
+use crate::store::{GrantConflict, GrantLimits, GrantRoom, GrantStep, IssuedToken, StoreError};
 use protocol::grant::{Grant, GrantStatus};
 use protocol::receipt::Receipt;
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -43,15 +43,22 @@ fn expire(conn: &Connection, now: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Adds a pending grant unless `max_pending` are waiting already; past `keep`
-/// closed grants (denied, revoked, expired), the oldest go.
-pub fn ask(conn: &Connection, g: &Grant, max_pending: u64, keep: u64, audit: &Receipt) -> Result<bool, StoreError> {
+/// Adds a pending grant unless its key, or all keys together, have as many
+/// waiting as `limits` allow; past `limits.keep` closed grants (denied,
+/// revoked, expired), the oldest go.
+pub fn ask(conn: &Connection, g: &Grant, limits: GrantLimits, audit: &Receipt) -> Result<GrantRoom, StoreError> {
     expire(conn, &g.created)?;
-    let pending: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending'")?
-        .query_row([], |r| r.get(0))?;
-    if pending.max(0) as u64 >= max_pending {
-        return Ok(false);
+    let count = |sql: &str, key: Option<&str>| -> Result<u64, StoreError> {
+        let n: i64 = conn.prepare_cached(sql)?.query_row(rusqlite::params![key], |r| r.get(0))?;
+        Ok(n.max(0) as u64)
+    };
+    let mine = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND public_key = ?1";
+    if count(mine, Some(&g.public_key))? >= limits.pending_per_key {
+        return Ok(GrantRoom::KeyFull);
+    }
+    let all = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND ?1 IS NULL";
+    if count(all, None)? >= limits.pending {
+        return Ok(GrantRoom::Full);
     }
     let scopes = serde_json::to_string(&g.scopes).map_err(|e| StoreError::Internal(e.to_string()))?;
     conn.prepare_cached(&format!(
@@ -72,9 +79,9 @@ pub fn ask(conn: &Connection, g: &Grant, max_pending: u64, keep: u64, audit: &Re
         "DELETE FROM _a2app_grants WHERE id IN (SELECT id FROM _a2app_grants
          WHERE status IN ('denied', 'revoked', 'expired') ORDER BY updated DESC, id DESC LIMIT -1 OFFSET ?1)",
     )?
-    .execute([as_i64(keep)])?;
+    .execute([as_i64(limits.keep)])?;
     super::jobs::audit(conn, audit)?;
-    Ok(true)
+    Ok(GrantRoom::Asked)
 }
 
 pub fn get(conn: &Connection, id: &str) -> Result<Option<Grant>, StoreError> {
@@ -84,12 +91,13 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<Grant>, StoreError> {
         .optional()?)
 }
 
-/// Grants newest first: all, or those acting for `acts_for` plus the pending
-/// ones (which act for nobody yet), at most `limit`.
+/// Grants newest first: all, or those acting for `acts_for`, at most `limit`.
+/// A pending grant acts for nobody yet: only the app's owner lists it; the
+/// person it is meant for opens it by the id its agent showed them.
 pub fn list(conn: &Connection, acts_for: Option<&str>, limit: u64) -> Result<Vec<Grant>, StoreError> {
     let items = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM _a2app_grants WHERE ?1 IS NULL OR acts_for = ?1 OR status = 'pending'
+            "SELECT {COLUMNS} FROM _a2app_grants WHERE ?1 IS NULL OR acts_for = ?1
              ORDER BY created DESC, id DESC LIMIT ?2"
         ))?
         .query_map(rusqlite::params![acts_for, as_i64(limit)], read)?
@@ -174,15 +182,15 @@ pub fn issue(
     Ok(Ok(()))
 }
 
-/// The active grant whose live token hashes to `hash`.
-pub fn by_token(conn: &Connection, hash: &str, now: &str) -> Result<Option<Grant>, StoreError> {
+/// The active grant whose live token hashes to `hash`, and the token's end.
+pub fn by_token(conn: &Connection, hash: &str, now: &str) -> Result<Option<(Grant, String)>, StoreError> {
     let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("g.{c}")).collect();
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT {} FROM _a2app_grant_tokens t JOIN _a2app_grants g ON g.id = t.grant_id
+            "SELECT {}, t.expires FROM _a2app_grant_tokens t JOIN _a2app_grants g ON g.id = t.grant_id
              WHERE t.hash = ?1 AND t.expires > ?2 AND g.status = 'active'",
             columns.join(", ")
         ))?
-        .query_row([hash, now], read)
+        .query_row([hash, now], |r| Ok((read(r)?, r.get(10)?)))
         .optional()?)
 }
