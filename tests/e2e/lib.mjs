@@ -90,10 +90,11 @@ function copyApp(dest) {
 }
 
 /**
- * `agent-app serve` on a temp copy of the kanban example.
+ * `agent-app serve` on a temp copy of the kanban example; `configure(dir)`, when
+ * given, may change that copy before it is served.
  * @returns {Promise<{url: string, dir: string, token: string, log: string, stop: () => Promise<void>}>}
  */
-export async function startApp({ port, timeoutMs = 30000 }) {
+export async function startApp({ port, timeoutMs = 30000, configure }) {
   const bin = process.env.A2APP_BIN || path.join(REPO_ROOT, 'target', 'debug', 'agent-app');
   if (!fs.existsSync(bin)) throw new Error(`${bin} not found: run \`cargo build --bin agent-app\` or set A2APP_BIN`);
   if (await portAnswers(port)) throw new Error(`port ${port} already answers (a leftover server?)`);
@@ -101,6 +102,7 @@ export async function startApp({ port, timeoutMs = 30000 }) {
   const dir = path.join(root, 'kanban');
   fs.mkdirSync(dir);
   copyApp(dir);
+  if (configure) await configure(dir);
   const log = path.join(root, 'serve.log');
   const fd = fs.openSync(log, 'a');
   const child = spawn(bin, ['serve', dir, '--http', `127.0.0.1:${port}`], { cwd: root, stdio: ['ignore', fd, fd] });

@@ -1,6 +1,10 @@
 // The a2app dashboard at /_/: identity, describe, the receipts of recent
-// writes (live, through the realtime stream), and how to connect an agent.
-// Read-only: it writes nothing, and it never sees the agent token.
+// writes (live, through the realtime stream), how to connect an agent, and the
+// consent screen for grants. Its only writes are a person's decisions on
+// grants (approve, deny, revoke); it never sees the agent token.
+//
+// Everything an app or an agent wrote (an agent's name above all) is put in the
+// page as text, through `el` and `textContent`; never as markup.
 
 const $ = (sel) => document.querySelector(sel);
 const TIMEOUT_MS = 15000;
@@ -10,6 +14,23 @@ async function get(path) {
   const res = await fetch(path, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
   const body = await res.json().catch(() => null);
   if (!res.ok) throw new Error(body?.message || `HTTP ${res.status}`);
+  return body;
+}
+
+/** A person's decision: POST with an optional JSON body; a refusal throws with its code. */
+async function post(path, json) {
+  const init = { method: 'POST', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) };
+  if (json !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(json);
+  }
+  const res = await fetch(path, init);
+  const body = await res.json().catch(() => null);
+  if (!res.ok) {
+    const e = new Error(body?.message || `HTTP ${res.status}`);
+    e.code = body?.code;
+    throw e;
+  }
   return body;
 }
 
@@ -184,6 +205,229 @@ function drawIdentity(id) {
   $('#identity').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, el('code', {}, v))]));
 }
 
+// ---------------------------------------------------------------- grants
+
+const GRANTS_EVERY_MS = 4000;
+/** describe, for putting scopes in words; set by start(). */
+let described = { operations: [] };
+/** A multi-user app's grants are decided by a signed-in user, which this page never is. */
+let multiUser = false;
+/** Pending and active grants drawn: id → {sig, node}. A node is kept while its grant is unchanged, so ticks survive a refresh. */
+const grantNodes = new Map();
+let closedSig = '';
+/** The grant named by `#grant=<id>`, until it has been shown. */
+let wantedGrant = null;
+
+function grantFromHash() {
+  const m = /^#grant=([A-Za-z0-9_-]{1,64})$/.exec(window.location.hash);
+  return m ? m[1] : null;
+}
+
+/** A scope in words a person can consent to, from describe. */
+function scopeWords(scope) {
+  const data = /^data:(.+):(read|write)$/.exec(scope);
+  if (data) {
+    const [, entity, how] = data;
+    return { text: how === 'read' ? `Read ${entity} (list, view, follow changes)` : `Create, change and delete ${entity} (and read them)`, destructive: false };
+  }
+  const op = /^op:(.+)$/.exec(scope);
+  if (op) {
+    const found = (described.operations || []).find((o) => o.name === op[1]);
+    return {
+      text: found?.description ? `Run the operation ${op[1]}: ${found.description}` : `Run the operation ${op[1]}`,
+      destructive: Boolean(found?.destructive),
+    };
+  }
+  return { text: scope, destructive: false };
+}
+
+/** A scope as shown: its words, a mark when destructive, and the scope itself. */
+function scopeText(scope) {
+  const w = scopeWords(scope);
+  return el('span', { class: 'scope-text' },
+    el('span', { class: 'scope-words' }, w.text),
+    w.destructive ? el('span', { class: 'badge danger' }, 'destructive') : null,
+    ' ',
+    el('code', { class: 'scope-code' }, scope));
+}
+
+function actsForWords(actsFor) {
+  if (actsFor === 'owner') return 'the app\'s owner (you)';
+  if (actsFor.startsWith('user:')) return `user ${actsFor.slice(5)}`;
+  return actsFor || 'nobody yet';
+}
+
+function expiresWords(at) {
+  const t = new Date(at.replace(' ', 'T')).getTime();
+  if (Number.isNaN(t)) return at;
+  const minutes = Math.round((t - Date.now()) / 60000);
+  const rel = minutes > 1 ? `in ${minutes} min` : minutes >= 0 ? 'in a minute' : 'now';
+  return `${rel}, at ${when(at)}`;
+}
+
+function facts(g, rows) {
+  return el('dl', { class: 'grant-facts' },
+    el('dt', {}, 'Key fingerprint'), el('dd', {}, el('code', { class: 'fingerprint' }, g.fingerprint)),
+    rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
+/** Runs a decision on grant `g` from `node`; a refusal is shown, and the list is read again either way. */
+async function decide(node, g, verb, body) {
+  const buttons = node.querySelectorAll('button');
+  for (const b of buttons) b.disabled = true;
+  const error = $('#grants-error');
+  try {
+    await post(`/api/_a2app/grants/${encodeURIComponent(g.id)}/${verb}`, body);
+    error.hidden = true;
+  } catch (e) {
+    error.textContent = `Could not ${verb} the grant of ${g.agent || 'an unnamed agent'}: ${e.message}${e.code ? ` (${e.code})` : ''}`;
+    error.hidden = false;
+    for (const b of buttons) b.disabled = false;
+  }
+  await readGrants();
+}
+
+function pendingGrant(g) {
+  const list = el('ul', { class: 'scopes' }, g.scopes.map((scope) => el('li', { class: 'scope', 'data-scope': scope },
+    el('label', {}, el('input', { type: 'checkbox', checked: true, value: scope }), scopeText(scope)))));
+  const approve = el('button', { type: 'button', class: 'primary', 'data-action': 'approve' }, 'Approve');
+  const deny = el('button', { type: 'button', class: 'danger', 'data-action': 'deny' }, 'Deny');
+  const hint = el('span', { class: 'muted small hint' });
+  const checked = () => [...list.querySelectorAll('input[type="checkbox"]')].filter((b) => b.checked).map((b) => b.value);
+  list.addEventListener('change', () => {
+    const none = checked().length === 0;
+    approve.disabled = none;
+    hint.textContent = none ? 'Tick at least one, or deny.' : '';
+  });
+  const node = el('article', { class: 'grant grant-pending', 'data-grant': g.id, 'data-status': g.status, tabindex: '-1' },
+    el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, g.agent || '(unnamed agent)'), el('span', { class: 'muted small' }, ' asks for access')),
+    facts(g, [['Asked', when(g.created)], ['Unanswered, it expires', el('span', { 'data-expires': g.expires }, expiresWords(g.expires))]]),
+    el('fieldset', { class: 'scope-set' }, el('legend', {}, 'Allow it to:'), list),
+    el('div', { class: 'grant-actions' }, approve, deny, hint));
+  approve.addEventListener('click', () => decide(node, g, 'approve', { scopes: checked() }));
+  deny.addEventListener('click', () => decide(node, g, 'deny'));
+  return node;
+}
+
+function activeGrant(g) {
+  const revoke = el('button', { type: 'button', class: 'danger', 'data-action': 'revoke' }, 'Revoke');
+  const node = el('article', { class: 'grant grant-active', 'data-grant': g.id, 'data-status': g.status, tabindex: '-1' },
+    el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, g.agent || '(unnamed agent)'), el('span', { class: 'badge ok' }, 'active')),
+    facts(g, [['Acts for', el('span', { class: 'acts-for' }, actsForWords(g.actsFor))], ['Approved', when(g.updated)]]),
+    el('ul', { class: 'scopes' }, g.scopes.map((scope) => el('li', { class: 'scope', 'data-scope': scope }, scopeText(scope)))),
+    el('div', { class: 'grant-actions' }, revoke, el('span', { class: 'muted small' }, 'Its tokens stop working at once.')));
+  revoke.addEventListener('click', () => decide(node, g, 'revoke'));
+  return node;
+}
+
+function closedGrant(g) {
+  return el('li', { class: 'grant grant-closed', 'data-grant': g.id, 'data-status': g.status, tabindex: '-1' },
+    el('span', { class: 'grant-agent' }, g.agent || '(unnamed agent)'), ' ',
+    el('span', { class: `badge status-${g.status}` }, g.status), ' ',
+    el('code', { class: 'fingerprint' }, g.fingerprint), ' ',
+    el('span', { class: 'muted small' }, `${when(g.updated)} · ${g.scopes.join(', ')}`));
+}
+
+/** Puts `nodes` in `parent` in order, touching the DOM only when something changed (a moved node loses focus). */
+function place(parent, nodes) {
+  const now = [...parent.children];
+  if (now.length === nodes.length && now.every((n, i) => n === nodes[i])) return;
+  parent.replaceChildren(...nodes);
+}
+
+function drawGrants(items) {
+  const kept = new Map();
+  const drawn = (g, make) => {
+    const sig = JSON.stringify([g.status, g.updated, g.scopes, g.actsFor, g.agent]);
+    const old = grantNodes.get(g.id);
+    const node = old && old.sig === sig ? old.node : make(g);
+    kept.set(g.id, { sig, node });
+    return node;
+  };
+  const pending = items.filter((g) => g.status === 'pending');
+  const active = items.filter((g) => g.status === 'active');
+  const closed = items.filter((g) => g.status !== 'pending' && g.status !== 'active');
+  place($('#grants-pending'), pending.map((g) => drawn(g, pendingGrant)));
+  place($('#grants-active'), active.map((g) => drawn(g, activeGrant)));
+  grantNodes.clear();
+  for (const [id, v] of kept) grantNodes.set(id, v);
+
+  const sig = JSON.stringify(closed.map((g) => [g.id, g.status, g.updated]));
+  if (sig !== closedSig) {
+    closedSig = sig;
+    $('#grants-closed-list').replaceChildren(...closed.map(closedGrant));
+    $('#grants-closed-title').textContent = `Closed: ${closed.length} denied, revoked or expired`;
+  }
+  $('#grants-closed').hidden = closed.length === 0;
+  for (const span of document.querySelectorAll('[data-expires]')) span.textContent = expiresWords(span.dataset.expires);
+  $('#grants-empty').hidden = pending.length > 0;
+  $('#grants-count').textContent = `${pending.length} waiting · ${active.length} active`;
+  document.body.dataset.pendingGrants = String(pending.length);
+
+  if (wantedGrant) {
+    const node = grantNodes.get(wantedGrant)?.node
+      || [...document.querySelectorAll('#grants-closed-list [data-grant]')].find((n) => n.dataset.grant === wantedGrant);
+    if (node) {
+      if (node.closest('details')) node.closest('details').open = true;
+      for (const n of document.querySelectorAll('.grant[data-linked]')) delete n.dataset.linked;
+      node.dataset.linked = 'true';
+      node.scrollIntoView({ block: 'center' });
+      node.focus({ preventScroll: true });
+    } else {
+      const error = $('#grants-error');
+      error.textContent = `The grant in this link (${wantedGrant}) is not here: it may have been removed, or the link is wrong.`;
+      error.hidden = false;
+    }
+    wantedGrant = null;
+  }
+}
+
+let grantsReading = null;
+let grantsAgain = false;
+
+/** Reads the grants and draws them; one read at a time. */
+function readGrants() {
+  if (multiUser) return Promise.resolve();
+  if (grantsReading) { grantsAgain = true; return grantsReading; }
+  grantsReading = (async () => {
+    try {
+      const { items } = await get('/_/grants.json');
+      drawGrants(items);
+      $('#grants-count').dataset.failed = '';
+    } catch (e) {
+      $('#grants-count').textContent = `could not read the grants: ${e.message}`;
+      $('#grants-count').dataset.failed = 'true';
+    } finally {
+      grantsReading = null;
+      if (grantsAgain) { grantsAgain = false; readGrants(); }
+    }
+  })();
+  return grantsReading;
+}
+
+function startGrants(doc) {
+  described = doc;
+  multiUser = doc.app?.authMode === 'multi-user';
+  wantedGrant = grantFromHash();
+  if (multiUser) {
+    $('#grants-multi-user').hidden = false;
+    $('#grants-refresh').hidden = true;
+    $('#grants-empty').hidden = true;
+    return Promise.resolve();
+  }
+  $('#grants-refresh').addEventListener('click', () => readGrants());
+  // A new ask shows up without a reload: every few seconds while the page is
+  // seen, and at once when the person comes back to it.
+  setInterval(() => { if (!document.hidden) readGrants(); }, GRANTS_EVERY_MS);
+  window.addEventListener('focus', () => readGrants());
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) readGrants(); });
+  window.addEventListener('hashchange', () => {
+    wantedGrant = grantFromHash();
+    if (wantedGrant) readGrants();
+  });
+  return readGrants();
+}
+
 // ---------------------------------------------------------------- live
 
 function subscribe(entities) {
@@ -251,7 +495,7 @@ async function start() {
   $('#open-app').hidden = !connect.hasUi;
   drawIdentity(identity);
   subscribe(Object.keys(doc.entities));
-  await Promise.all([drawDescribe(doc), readReceipts()]);
+  await Promise.all([drawDescribe(doc), readReceipts(), startGrants(doc)]);
   document.body.dataset.ready = 'true';
 }
 

@@ -2,15 +2,17 @@
 //!
 //! It shows what the contract already publishes (identity, describe, the
 //! receipts of recent writes with the agent that made each) and how to connect
-//! an agent. The page is static, embedded in the binary, and reads only the
-//! public contract endpoints; the one thing it learns here is where the agent
-//! token lives on disk, as a path. The token itself never reaches the page.
+//! an agent, and it is where a person approves, narrows, denies and revokes
+//! the grants agents ask for. The page is static, embedded in the binary, and
+//! calls only the public contract endpoints; what it learns here is where the
+//! agent token lives on disk (as a path; the token itself never reaches the
+//! page) and the list of grants (`/_/grants.json`, see [`grants`]).
 
 use super::{ApiResult, State, caller, json_response};
 use a2app_core::access::Intent;
 use axum::Router;
 use axum::extract::State as S;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
@@ -30,6 +32,7 @@ pub fn routes() -> Router<State> {
         .route("/_/dashboard.js", get(script))
         .route("/_/dashboard.css", get(style))
         .route("/_/connect.json", get(connect))
+        .route("/_/grants.json", get(grants))
 }
 
 /// An embedded asset, after the same Host and Origin checks as any read.
@@ -75,4 +78,30 @@ async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> 
         "hasUi": def.ui_dir().join("index.html").is_file(),
     });
     Ok(json_response(StatusCode::OK, &body))
+}
+
+/// The grants, as `GET /api/_a2app/grants` lists them to the page.
+///
+/// Grants are listed to a person only, and the page is recognised by its
+/// Origin; but a browser sends no Origin on a same-origin GET. It does send
+/// `Sec-Fetch-Site: same-origin`, which no script can set, so here that
+/// header stands for the page's own origin (`http://` and the Host it
+/// requested) and every usual check follows: the Host, the origin's port,
+/// the rate limit. A request that carries an Origin is taken as it is.
+async fn grants(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
+    let mut headers = headers;
+    let same_origin =
+        headers.get(HeaderName::from_static("sec-fetch-site")).is_some_and(|v| v.as_bytes() == b"same-origin");
+    if same_origin
+        && !headers.contains_key(header::ORIGIN)
+        && let Some(origin) = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| HeaderValue::from_str(&format!("http://{h}")).ok())
+    {
+        headers.insert(header::ORIGIN, origin);
+    }
+    let who = caller(&state, &headers, Intent::Read).await?;
+    let items = a2app_core::grants::list(&state.app, &who).await?;
+    Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": items })))
 }

@@ -52,3 +52,59 @@ async fn the_dashboard_refuses_foreign_origins_and_hosts() {
         assert_eq!((status, body["code"].as_str()), (403, Some("forbidden_host")), "{path}");
     }
 }
+
+/// The consent screen lists grants through `/_/grants.json`: a browser's
+/// same-origin GET carries no Origin, only `Sec-Fetch-Site: same-origin`, which
+/// stands for the page there; anyone else is refused as on the API.
+#[tokio::test]
+async fn the_page_lists_grants_by_its_fetch_metadata_and_nobody_else_does() {
+    let t = TestApp::kanban().await;
+    // A valid Ed25519 public key (base64url, no padding); asking needs no credential.
+    let ask = serde_json::json!({
+        "publicKey": "Ls_1x0j0KjiEYWHxracjqA8k2G7jsYj95tfxhF5qG3Q",
+        "agent": "<b>bot</b>",
+        "scopes": ["data:cards:read"],
+    });
+    let (status, asked) = t.send(t.http.post(format!("{}/api/_a2app/grants", t.url)), Some(ask)).await;
+    assert_eq!(status, 200, "{asked}");
+
+    let url = format!("{}/_/grants.json", t.url);
+    let (status, listed) = t.send(t.http.get(&url).header("Sec-Fetch-Site", "same-origin"), None).await;
+    assert_eq!(status, 200, "{listed}");
+    let (_, api) = t.send(t.http.get(format!("{}/api/_a2app/grants", t.url)).header("Origin", &t.url), None).await;
+    assert_eq!(listed, api, "the page's list is the API's");
+    assert_eq!(listed["items"].as_array().map(|i| i.len()), Some(1));
+    assert_eq!(listed["items"][0]["id"], asked["id"]);
+    assert_eq!(listed["items"][0]["agent"], "<b>bot</b>");
+
+    let refused = [
+        (t.http.get(&url), 403, "forbidden"),
+        (t.http.get(&url).header("Sec-Fetch-Site", "same-site"), 403, "forbidden"),
+        (t.http.get(&url).header("Sec-Fetch-Site", "cross-site"), 403, "forbidden_origin"),
+        (
+            t.http.get(&url).header("Sec-Fetch-Site", "same-origin").header("Origin", "https://evil.example"),
+            403,
+            "forbidden_origin",
+        ),
+        (
+            t.http.get(&url).header("Sec-Fetch-Site", "same-origin").header("Host", "evil.example"),
+            403,
+            "forbidden_host",
+        ),
+    ];
+    for (i, (req, want_status, want_code)) in refused.into_iter().enumerate() {
+        let (status, body) = t.send(req, None).await;
+        assert_eq!((status, body["code"].as_str()), (want_status, Some(want_code)), "case {i}: {body}");
+    }
+}
+
+/// In a multi-user app a grant acts for the user who approves it, and the page
+/// signs nobody in: it lists nothing.
+#[tokio::test]
+async fn a_multi_user_apps_page_lists_no_grants() {
+    let t =
+        TestApp::with_config(|toml| toml.replace("auth_mode = \"single-user\"", "auth_mode = \"multi-user\"")).await;
+    let req = t.http.get(format!("{}/_/grants.json", t.url)).header("Sec-Fetch-Site", "same-origin");
+    let (status, body) = t.send(req, None).await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("forbidden")), "{body}");
+}
