@@ -86,8 +86,31 @@ type File = BTreeMap<String, Held>;
 
 /// The grant held for `origin`, if it was asked of the app `app_id`.
 pub fn held(config: &ConfigDir, origin: &str, app_id: &str) -> Result<Option<Held>, ConfigError> {
-    let file: File = config.read(&config.grants())?.unwrap_or_default();
+    let path = config.grants();
+    let mut file: File = config.read(&path)?.unwrap_or_default();
+    if exposed(&path) {
+        // Others could read the file, so its cached tokens may have leaked:
+        // they are dropped (the next call trades a fresh one) and the file is
+        // written back for its owner only. The grants themselves are no
+        // secret: using one takes the key.
+        file.values_mut().for_each(|h| h.token = None);
+        config.write(&path, &file)?;
+    }
     Ok(file.get(origin).filter(|h| h.app_id == app_id).cloned())
+}
+
+/// Whether anyone but the owner may read `path`.
+fn exposed(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o077 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// Keeps `held` for `origin`, replacing whatever was held there.
@@ -281,5 +304,27 @@ mod tests {
         // A token traded after the grant was forgotten does not bring it back.
         access.remember(&token, at);
         assert!(held(&config, origin, "kanban").unwrap().is_none());
+    }
+
+    /// A grants file others could read loses its cached tokens (they may have
+    /// leaked) and is made the owner's only again; the grant stays.
+    #[cfg(unix)]
+    #[test]
+    fn an_exposed_grants_file_drops_its_tokens_and_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let config = ConfigDir::new(dir.path().join("a2app"));
+        let origin = "http://127.0.0.1:8090";
+        keep(&config, origin, &Held::new("kanban", &grant(GrantStatus::Active))).unwrap();
+        let got = held(&config, origin, "kanban").unwrap().unwrap();
+        let access = Access::new(&config, origin, &got, AgentKey::from_seed(&[4; 32]), WORLD);
+        let (_, at) = access.sign();
+        access.remember(&AccessToken { token: "a2g_two".into(), expires_in: 900, expires: String::new() }, at);
+        assert!(held(&config, origin, "kanban").unwrap().unwrap().token.is_some());
+        std::fs::set_permissions(config.grants(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let after = held(&config, origin, "kanban").unwrap().unwrap();
+        assert_eq!((after.id.as_str(), after.token.is_none()), ("g1234567890abcd", true));
+        assert_eq!(std::fs::metadata(config.grants()).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(!std::fs::read_to_string(config.grants()).unwrap().contains("a2g_two"));
     }
 }

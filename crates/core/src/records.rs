@@ -16,6 +16,7 @@ use crate::guard::{self, Mode};
 use crate::realtime::{Action, Change};
 use crate::store::{ListQuery, OnCommit, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
 use crate::{datetime, files, filter, id, rules, schema};
+use protocol::grant::Scope;
 use protocol::page::Page;
 use protocol::receipt::Receipt;
 use protocol::schema::Entity;
@@ -586,6 +587,13 @@ fn new_write(
         caller: caller.label(),
         timezone: app.definition.config.timezone.clone(),
         password_hash: None,
+        labels_from: caller.grant.as_ref().map(|grant| {
+            let readable = grant.scopes.iter().filter_map(|scope| match scope {
+                Scope::Read(e) | Scope::Write(e) => Some(e.clone()),
+                Scope::Operation(_) => None,
+            });
+            Arc::new(readable.collect())
+        }),
         rule: None,
         on_commit: Some(feed(app, entity_name, action)),
     })

@@ -134,6 +134,9 @@ pub async fn list(
     let filter = RequestFilter {
         status,
         capability: capability.filter(|c| !c.is_empty()).map(str::to_owned),
+        capabilities: caller.grant.is_some().then(|| {
+            app.definition.requests.iter().filter(|c| covers(caller, c).is_ok()).map(|c| c.name.clone()).collect()
+        }),
         requested_by: reader(app, caller)?,
         claimable_at: claimable.then(|| crate::datetime::format(app.clock.now())),
         limit: per_page,
@@ -152,9 +155,16 @@ pub async fn get(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentReque
     let store = Arc::clone(&app.store);
     let key = id.to_owned();
     match blocking(move || Ok(store.request(&key)?)).await? {
-        Some(r) if only.as_ref().is_none_or(|by| *by == r.requested_by) => Ok(r),
+        Some(r) if only.as_ref().is_none_or(|by| *by == r.requested_by) && covered(app, caller, &r.capability) => Ok(r),
         _ => Err(Error::NotFound),
     }
+}
+
+/// Whether a grant's scopes cover `capability` (every other caller: yes):
+/// a grant sees only the requests it could claim.
+fn covered(app: &App, caller: &Caller, capability: &str) -> bool {
+    caller.grant.is_none()
+        || app.definition.requests.iter().find(|c| c.name == capability).is_some_and(|c| covers(caller, c).is_ok())
 }
 
 /// Claims a pending request (or one whose lease ran out) for the agent;
@@ -268,6 +278,9 @@ pub async fn cancel(app: &Arc<App>, caller: &Caller, id: &str) -> Result<AgentRe
 
 /// Whether this caller may see `request` (realtime's rule, as [`get`]'s).
 pub fn may_see(app: &App, caller: &Caller, record: &Map<String, Value>) -> bool {
+    if !covered(app, caller, record.get("capability").and_then(Value::as_str).unwrap_or_default()) {
+        return false;
+    }
     match reader(app, caller) {
         Ok(None) => true,
         Ok(Some(by)) => record.get("requestedBy").and_then(Value::as_str) == Some(by.as_str()),

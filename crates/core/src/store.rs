@@ -215,6 +215,8 @@ pub trait Store: Send + Sync + 'static {
 pub struct RequestFilter {
     pub status: Option<protocol::request::RequestStatus>,
     pub capability: Option<String>,
+    /// Only these capabilities (`None`: any): those a grant's scopes cover.
+    pub capabilities: Option<Vec<String>>,
     pub requested_by: Option<String>,
     /// Only requests an agent may claim at this instant: pending, or claimed
     /// with the lease run out.
@@ -395,6 +397,10 @@ pub struct Write {
     /// Who wrote, for the receipt and the audit entry.
     pub agent: Option<String>,
     pub caller: String,
+    /// The entities whose records the receipt may name by their label
+    /// (`None`: all): a grant's receipt names others by id only, or pointing
+    /// a card at any list would read that list's name.
+    pub labels_from: Option<Arc<std::collections::BTreeSet<String>>>,
     /// The app's time zone, for dates in receipt text.
     pub timezone: String,
     /// A new password hash for a user (multi-user apps); rotates the token key.

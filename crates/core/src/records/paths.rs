@@ -35,16 +35,12 @@ pub fn readable(
         let mut current = entity.to_owned();
         for segment in &segments[..segments.len().saturating_sub(1)] {
             let name = segment.split(':').next().unwrap_or(segment);
-            let next = match name.rsplit_once("_via_") {
-                Some((back, _)) => Some(back.to_owned()),
-                None => app
-                    .definition
-                    .schema
-                    .entities
-                    .get(&current)
-                    .and_then(|e| e.fields.get(name))
-                    .and_then(|f| f.kind.target())
-                    .map(str::to_owned),
+            // A field first, as the query compiler resolves it: a field may
+            // itself be named like a back-relation.
+            let field = app.definition.schema.entities.get(&current).and_then(|e| e.fields.get(name));
+            let next = match field {
+                Some(f) => f.kind.target().map(str::to_owned),
+                None => name.rsplit_once("_via_").map(|(back, _)| back.to_owned()),
             };
             // Not a relation: a path inside a JSON value, still this entity.
             let Some(next) = next else { break };

@@ -723,6 +723,9 @@ fn audit(
         now: write.now,
     };
     let label = |entity: &str, id: &str| -> Option<String> {
+        if write.labels_from.as_ref().is_some_and(|readable| !readable.contains(entity)) {
+            return None;
+        }
         let ent = schema.entities.get(entity)?;
         let value = read_label(conn, cache, entity, ent, id).ok()??;
         Some(crate::receipt::label_text(Some(&value), id))

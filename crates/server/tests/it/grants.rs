@@ -138,6 +138,7 @@ async fn an_agent_asks_a_person_approves_and_the_token_holds_exactly_the_scopes(
     let (status, created) = with(&t, &token, "POST", "/api/collections/cards/records", Some(card)).await;
     assert_eq!(status, 200, "{created}");
     assert_eq!(created["_receipt"]["caller"], format!("grant:{}", agent.grant));
+    assert_eq!(created["_receipt"]["text"], "Added \"Ship it\" to cards", "the list's name is not the grant's to read");
     assert_eq!(created["_receipt"]["agent"], "Claude on ann's laptop");
     let (status, cards) = with(&t, &token, "GET", "/api/collections/cards/records?expand=list", None).await;
     assert_eq!((status, cards["totalItems"].as_u64()), (200, Some(1)));
@@ -351,9 +352,9 @@ async fn realtime_and_claims_follow_the_scopes() {
     let (status, asked) =
         as_page(&t, "POST", "/api/_a2app/requests", Some(json!({"capability": "summarise_board"}))).await;
     assert_eq!(status, 200, "{asked}");
-    let claim = format!("/api/_a2app/requests/{}/claim", asked["id"].as_str().unwrap());
-    let (status, refused) = with(&t, &token, "POST", &claim, None).await;
-    assert_eq!((status, refused["scope"].as_str()), (403, Some("data:lists:read")));
+    let hidden = asked["id"].as_str().unwrap().to_owned();
+    let (status, refused) = with(&t, &token, "POST", &format!("/api/_a2app/requests/{hidden}/claim"), None).await;
+    assert_eq!((status, refused["code"].as_str()), (404, Some("not_found")), "a grant sees only what it could claim");
     let (status, asked) = as_page(
         &t,
         "POST",
@@ -362,6 +363,12 @@ async fn realtime_and_claims_follow_the_scopes() {
     )
     .await;
     assert_eq!(status, 200, "{asked}");
+    let (_, listed) = with(&t, &token, "GET", "/api/_a2app/requests", None).await;
+    let capabilities: Vec<&str> =
+        listed["items"].as_array().unwrap().iter().map(|r| r["capability"].as_str().unwrap()).collect();
+    assert_eq!((listed["totalItems"].as_u64(), capabilities), (Some(1), vec!["suggest_priority"]));
+    let (status, _) = with(&t, &token, "GET", &format!("/api/_a2app/requests/{hidden}"), None).await;
+    assert_eq!(status, 404);
     let (status, claimed) =
         with(&t, &token, "POST", &format!("/api/_a2app/requests/{}/claim", asked["id"].as_str().unwrap()), None).await;
     assert_eq!((status, claimed["request"]["claimedBy"].as_str()), (200, Some("Claude on ann's laptop")), "{claimed}");

@@ -95,20 +95,22 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<AgentRequest>, StoreErr
 pub fn list(conn: &Connection, f: &RequestFilter) -> Result<(Vec<AgentRequest>, u64), StoreError> {
     // Fixed SQL with NULL meaning "any": no value is spliced into the text.
     let filter = "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR capability = ?2) AND (?3 IS NULL OR requested_by = ?3)
-        AND (?4 IS NULL OR status = 'pending' OR (status = 'claimed' AND lease_until <= ?4))";
+        AND (?4 IS NULL OR status = 'pending' OR (status = 'claimed' AND lease_until <= ?4))
+        AND (?5 IS NULL OR capability IN (SELECT value FROM json_each(?5)))";
     let (status, cap, by) = (f.status.map(|s| s.as_str()), f.capability.as_deref(), f.requested_by.as_deref());
+    let only = f.capabilities.as_ref().map(|c| serde_json::Value::from(c.clone()).to_string());
     let at = f.claimable_at.as_deref();
     // Claimable requests are a queue: oldest first, so a flood of new ones
     // never pushes earlier ones out of an agent's page.
     let order = if at.is_some() { "created, id" } else { "created DESC, id DESC" };
     let total: i64 = conn
         .prepare_cached(&format!("SELECT COUNT(*) FROM _a2app_requests WHERE {filter}"))?
-        .query_row(rusqlite::params![status, cap, by, at], |r| r.get(0))?;
+        .query_row(rusqlite::params![status, cap, by, at, only], |r| r.get(0))?;
     let items = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS}, NULL FROM _a2app_requests WHERE {filter} ORDER BY {order} LIMIT ?5 OFFSET ?6"
+            "SELECT {COLUMNS}, NULL FROM _a2app_requests WHERE {filter} ORDER BY {order} LIMIT ?6 OFFSET ?7"
         ))?
-        .query_map(rusqlite::params![status, cap, by, at, as_i64(f.limit), as_i64(f.offset)], |r| {
+        .query_map(rusqlite::params![status, cap, by, at, only, as_i64(f.limit), as_i64(f.offset)], |r| {
             read(r).map(|(r, _)| r)
         })?
         .collect::<Result<_, _>>()?;

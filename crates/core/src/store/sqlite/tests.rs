@@ -32,6 +32,7 @@ fn create(id: &str, title: &str) -> Write {
         caller: "test".into(),
         timezone: "UTC".into(),
         password_hash: None,
+        labels_from: None,
         rule: None,
         on_commit: None,
     }
