@@ -15,6 +15,17 @@ fn start(home: &Home, args: &[&str]) -> Child {
     cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
+/// Writes a client file as the client does, for its owner only (a grants
+/// file others could read loses its cached tokens).
+fn write_private(path: &std::path::Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+}
+
 /// The grants file of this home, `{}` when there is none.
 fn held(home: &Home) -> Value {
     std::fs::read_to_string(home.config_dir().join("grants.json"))
@@ -138,14 +149,14 @@ fn an_approved_grant_reads_within_its_scopes_and_nothing_more() {
     // so is one with less than a minute left.
     let mut file = held(&home);
     file[&url]["token"]["token"] = json!("a2g_not_a_token_the_app_knows");
-    std::fs::write(home.config_dir().join("grants.json"), file.to_string()).unwrap();
+    write_private(&home.config_dir().join("grants.json"), &file.to_string());
     assert_eq!(home.run(&["--json", "kanban", "cards"]).expect(0).json()["items"].as_array().unwrap().len(), 2);
     let renewed = held(&home)[&url]["token"].clone();
     assert!(renewed["token"].as_str().unwrap().starts_with("a2g_"));
     assert_ne!(renewed["token"], "a2g_not_a_token_the_app_knows");
     let mut file = held(&home);
     file[&url]["token"]["expires"] = json!(a2app_cli::unix_now() + 30);
-    std::fs::write(home.config_dir().join("grants.json"), file.to_string()).unwrap();
+    write_private(&home.config_dir().join("grants.json"), &file.to_string());
     home.run(&["kanban", "cards"]).expect(0);
     let traded = held(&home)[&url]["token"].clone();
     assert_ne!(traded["token"], renewed["token"]);
@@ -296,7 +307,7 @@ fn a_grant_call_carries_its_access_token_and_no_agent_token() {
     let grants = json!({origin.as_str(): {"appId": "fake-kanban", "id": "g1234567890abcd", "status": "active",
         "scopes": ["data:cards:read"], "agent": "a2app-cli", "fingerprint": key.fingerprint(),
         "token": {"token": "a2g_stale", "expires": a2app_cli::unix_now() + 600}}});
-    std::fs::write(dir.join("grants.json"), grants.to_string()).unwrap();
+    write_private(&dir.join("grants.json"), &grants.to_string());
 
     // The cached token is refused: traded for a new one, the call made once more.
     let who = home.run(&["--json", &app.url, "whoami"]).expect(0).json();
