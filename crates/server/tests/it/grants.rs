@@ -526,3 +526,31 @@ async fn a_users_grant_is_no_sign_in_and_pending_grants_are_not_listed_to_users(
     assert_eq!((status, refresh["code"].as_str()), (403, Some("forbidden")), "{refresh}");
     assert_eq!(refresh.get("token"), None);
 }
+
+/// A field may itself be named like a back-relation (`cards_via_x`): the
+/// path check resolves it as the field it is, as the query compiler does,
+/// so it cannot reach an unreadable entity under that name.
+#[tokio::test]
+async fn a_field_named_like_a_back_relation_is_checked_as_the_field_it_is() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["app.toml", "operations.json", "requests.json"] {
+        std::fs::copy(root.join(file), dir.path().join(file)).unwrap();
+    }
+    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(root.join("schema.json")).unwrap()).unwrap();
+    schema["entities"]["cards"]["fields"]["cards_via_x"] = json!({"type": "ref", "entity": "lists"});
+    std::fs::write(dir.path().join("schema.json"), schema.to_string()).unwrap();
+    let def = a2app_core::app::load(dir.path()).expect("the schema loads");
+    let t = TestApp::start(dir, def, a2app_core::operations::Registry::default(), false).await.unwrap();
+    let list = t.create("lists", json!({"name": "TopSecret"})).await;
+    t.create("cards", json!({"title": "c", "list": list["id"], "cards_via_x": list["id"]})).await;
+    let mut agent = Agent::new(18);
+    agent.ask(&t, &["data:cards:read"]).await;
+    as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
+    let token = agent.token(&t, "nonce-0000000000001").await;
+    let path = "/api/collections/cards/records?filter=cards_via_x.name%3D'TopSecret'";
+    let (status, body) = with(&t, &token, "GET", path, None).await;
+    assert_eq!((status, body["scope"].as_str()), (403, Some("data:lists:read")), "{body}");
+    let (status, own) = t.call("GET", path, None).await;
+    assert_eq!((status, own["totalItems"].as_u64()), (200, Some(1)), "the field resolves for the owner: {own}");
+}
