@@ -265,10 +265,72 @@ function expiresWords(at) {
   return `${rel}, at ${when(at)}`;
 }
 
+/**
+ * Where a person lands after deciding on an app's sign-in: the host of an
+ * http(s) redirect URI, or the scheme of an app's own (private-use) one.
+ */
+function returnPlace(uri) {
+  try {
+    const url = new URL(uri);
+    return url.host || url.protocol;
+  } catch {
+    return uri;
+  }
+}
+
+/**
+ * The URL a decision's answer sends the browser to, or null when this page
+ * must not open it: only http:, https: and an app's private-use scheme, which
+ * is a reverse domain name (RFC 8252 7.1) and so holds a dot; `javascript:`,
+ * `data:` and their kind never do.
+ */
+function returnUrl(raw) {
+  let url;
+  try { url = new URL(raw); } catch { return null; }
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url;
+  return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol) ? url : null;
+}
+
+/** The name a grant goes by: an app signing in by its registered name, an agent by the name it sent. */
+const grantName = (g) => (g.client ? g.client.name || g.agent || '(unnamed app)' : g.agent || '(unnamed agent)');
+
+/**
+ * A grant's facts. A key's grant starts with the key's fingerprint; an app's
+ * sign-in (OAuth) with the app: its name, client id and where the person
+ * returns, then the fingerprint derived from that client id.
+ */
 function facts(g, rows) {
-  return el('dl', { class: 'grant-facts' },
-    el('dt', {}, 'Key fingerprint'), el('dd', {}, el('code', { class: 'fingerprint' }, g.fingerprint)),
-    rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+  const who = g.client
+    ? [
+      el('dt', {}, 'App'), el('dd', {}, el('span', { class: 'client-name' }, grantName(g))),
+      el('dt', {}, 'Client id'), el('dd', {}, el('code', { class: 'client-id' }, g.client.id)),
+      el('dt', {}, 'Returns to'), el('dd', {}, el('code', { class: 'return-host' }, returnPlace(g.client.redirectUri))),
+      el('dt', {}, 'Fingerprint'), el('dd', {}, el('code', { class: 'fingerprint' }, g.fingerprint)),
+    ]
+    : [el('dt', {}, 'Key fingerprint'), el('dd', {}, el('code', { class: 'fingerprint' }, g.fingerprint))];
+  return el('dl', { class: 'grant-facts' }, who, rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
+/** For an app's sign-in: what the person is deciding on, in words. */
+function signInNote(g) {
+  if (!g.client) return null;
+  return el('p', { class: 'small sign-in-note' },
+    'You are signing in to this app from ', el('strong', { class: 'client-name' }, grantName(g)),
+    '. After you decide, you return to ', el('strong', { class: 'return-host' }, returnPlace(g.client.redirectUri)), '.');
+}
+
+/** Sends the browser back to the app that asked, after a decision whose answer names where. */
+function returnTo(raw) {
+  const status = $('#grants-returning');
+  const url = returnUrl(raw);
+  if (!url) {
+    status.textContent = 'The app\'s return address is not one this page opens; close this tab and go back to the app.';
+    status.hidden = false;
+    return;
+  }
+  status.textContent = `Returning to ${returnPlace(url.href)}…`;
+  status.hidden = false;
+  window.location.assign(url.href);
 }
 
 /** Runs a decision on grant `g` from `node`; a refusal is shown, and the list is read again either way. */
@@ -276,15 +338,18 @@ async function decide(node, g, verb, body) {
   const buttons = node.querySelectorAll('button');
   for (const b of buttons) b.disabled = true;
   const error = $('#grants-error');
+  let answer = null;
   try {
-    await post(`/api/_a2app/grants/${encodeURIComponent(g.id)}/${verb}`, body);
+    answer = await post(`/api/_a2app/grants/${encodeURIComponent(g.id)}/${verb}`, body);
     error.hidden = true;
   } catch (e) {
-    error.textContent = `Could not ${verb} the grant of ${g.agent || 'an unnamed agent'}: ${e.message}${e.code ? ` (${e.code})` : ''}`;
+    error.textContent = `Could not ${verb} the grant of ${grantName(g)}: ${e.message}${e.code ? ` (${e.code})` : ''}`;
     error.hidden = false;
     for (const b of buttons) b.disabled = false;
   }
   await readGrants();
+  // An app's sign-in goes on in the app: the answer says where (with the code, or the refusal).
+  if (verb !== 'revoke' && typeof answer?.redirect === 'string') returnTo(answer.redirect);
 }
 
 function pendingGrant(g) {
@@ -299,8 +364,9 @@ function pendingGrant(g) {
     approve.disabled = none;
     hint.textContent = none ? 'Tick at least one, or deny.' : '';
   });
-  const node = el('article', { class: 'grant grant-pending', 'data-grant': g.id, 'data-status': g.status, tabindex: '-1' },
-    el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, g.agent || '(unnamed agent)'), el('span', { class: 'muted small' }, ' asks for access')),
+  const node = el('article', { class: 'grant grant-pending', 'data-grant': g.id, 'data-status': g.status, 'data-kind': g.client ? 'sign-in' : 'key', tabindex: '-1' },
+    el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, grantName(g)), el('span', { class: 'muted small' }, g.client ? ' asks to sign in' : ' asks for access')),
+    signInNote(g),
     facts(g, [['Asked', when(g.created)], ['Unanswered, it expires', el('span', { 'data-expires': g.expires }, expiresWords(g.expires))]]),
     el('fieldset', { class: 'scope-set' }, el('legend', {}, 'Allow it to:'), list),
     el('div', { class: 'grant-actions' }, approve, deny, hint));
@@ -311,8 +377,8 @@ function pendingGrant(g) {
 
 function activeGrant(g) {
   const revoke = el('button', { type: 'button', class: 'danger', 'data-action': 'revoke' }, 'Revoke');
-  const node = el('article', { class: 'grant grant-active', 'data-grant': g.id, 'data-status': g.status, tabindex: '-1' },
-    el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, g.agent || '(unnamed agent)'), el('span', { class: 'badge ok' }, 'active')),
+  const node = el('article', { class: 'grant grant-active', 'data-grant': g.id, 'data-status': g.status, 'data-kind': g.client ? 'sign-in' : 'key', tabindex: '-1' },
+    el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, grantName(g)), el('span', { class: 'badge ok' }, 'active'), g.client ? el('span', { class: 'badge client' }, 'signed in from an app') : null),
     facts(g, [['Acts for', el('span', { class: 'acts-for' }, actsForWords(g.actsFor))], ['Approved', when(g.updated)]]),
     el('ul', { class: 'scopes' }, g.scopes.map((scope) => el('li', { class: 'scope', 'data-scope': scope }, scopeText(scope)))),
     el('div', { class: 'grant-actions' }, revoke, el('span', { class: 'muted small' }, 'Its tokens stop working at once.')));
@@ -321,8 +387,9 @@ function activeGrant(g) {
 }
 
 function closedGrant(g) {
-  return el('li', { class: 'grant grant-closed', 'data-grant': g.id, 'data-status': g.status, tabindex: '-1' },
-    el('span', { class: 'grant-agent' }, g.agent || '(unnamed agent)'), ' ',
+  return el('li', { class: 'grant grant-closed', 'data-grant': g.id, 'data-status': g.status, 'data-kind': g.client ? 'sign-in' : 'key', tabindex: '-1' },
+    el('span', { class: 'grant-agent' }, grantName(g)), ' ',
+    g.client ? el('code', { class: 'client-id' }, g.client.id) : null, g.client ? ' ' : null,
     el('span', { class: `badge status-${g.status}` }, g.status), ' ',
     el('code', { class: 'fingerprint' }, g.fingerprint), ' ',
     el('span', { class: 'muted small' }, `${when(g.updated)} · ${g.scopes.join(', ')}`));
