@@ -241,6 +241,7 @@ mod tests {
             created: String::new(),
             updated: String::new(),
             expires: String::new(),
+            client: None,
         }
     }
 

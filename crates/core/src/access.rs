@@ -30,6 +30,9 @@ pub struct Credentials {
     pub fetch_site: Option<String>,
     /// The port the server listens on, to recognize its own origin.
     pub port: u16,
+    /// The resource the request addresses when it is not the whole app
+    /// (`<base>/mcp` for MCP): a token bound to one resource works there only.
+    pub resource: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +50,12 @@ pub async fn authorize(app: &std::sync::Arc<App>, creds: &Credentials, intent: I
     if let Some(token) = creds.authorization.as_deref().filter(|t| t.starts_with(protocol::grant::TOKEN_PREFIX)) {
         identify(app, creds, Intent::Read)?;
         let caller = crate::grants::authenticate(app, token).await?;
+        let audience = caller.grant.as_ref().and_then(|g| g.audience.as_deref());
+        if let Some(audience) = audience.filter(|a| Some(*a) != creds.resource.as_deref()) {
+            return Err(Error::Unauthorized(format!(
+                "this token was issued for {audience} only (RFC 8707); it is not valid here"
+            )));
+        }
         app.limiter.take(&caller, intent, app.clock.now()).map_err(Error::RateLimited)?;
         return Ok(caller);
     }
@@ -103,6 +112,23 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
 pub fn origin_allowed(app: &App, origin: &str, port: u16) -> bool {
     is_own_origin(origin, port)
         || app.definition.config.http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+}
+
+/// The URL this app is reached at through `host` (the `Host` header): what
+/// OAuth names as issuer and resource. A loopback host is served over plain
+/// HTTP; a deployed one (`[http] allowed_hosts`) stands behind TLS, which the
+/// MCP authorization spec requires of every endpoint. Any other host is
+/// refused, as on every route.
+pub fn base_url(app: &App, host: &str) -> Result<String, Error> {
+    let name = strip_port(host).to_ascii_lowercase();
+    let valid = !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b));
+    if valid && is_loopback_name(&name) {
+        return Ok(format!("http://{}", host.to_ascii_lowercase()));
+    }
+    if valid && app.definition.config.http.allowed_hosts.iter().any(|h| h == &name) {
+        return Ok(format!("https://{}", host.to_ascii_lowercase()));
+    }
+    Err(Error::ForbiddenHost(name))
 }
 
 fn strip_port(host: &str) -> &str {

@@ -27,6 +27,10 @@ pub struct GrantAccess {
     /// The SHA-256 of the access token, and when it ends (wire form).
     pub token_hash: String,
     pub token_expires: String,
+    /// The one resource the token was issued for (RFC 8707: an OAuth
+    /// token names `<base>/mcp`); `None` for a signature's token, good for
+    /// the whole app.
+    pub audience: Option<String>,
 }
 
 /// A signed-in user of a multi-user app (who the caller acts as).

@@ -128,13 +128,14 @@ pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<Grant,
         created: created.clone(),
         updated: created.clone(),
         expires,
+        client: None,
     };
     let audit = receipt(caller, &grant, &created, format!("Agent \"{}\" asked for a grant", grant.agent), "ask");
     let store = Arc::clone(&app.store);
     let stored = grant.clone();
     let limits = GrantLimits { pending: MAX_PENDING, pending_per_key: MAX_PENDING_PER_KEY, keep: KEEP };
     let full = |message: String| Err(Error::Invalid(vec![Violation::new(ErrorCode::OutOfRange, message)]));
-    match blocking(move || Ok(store.ask_grant(&stored, limits, &audit)?)).await? {
+    match blocking(move || Ok(store.ask_grant(&stored, limits, &audit, None)?)).await? {
         GrantRoom::Asked => Ok(grant),
         GrantRoom::KeyFull => full(format!(
             "this key has {MAX_PENDING_PER_KEY} grants waiting for a person already; wait for their answer or ask again after they expire"
@@ -264,6 +265,9 @@ pub async fn token(app: &Arc<App>, id: &str, body: &Value) -> Result<AccessToken
     if grant.status != GrantStatus::Active {
         return Err(refused(&format!("the grant is {}", grant.status.as_str())));
     }
+    if grant.client.is_some() {
+        return Err(refused("this grant was given to an OAuth client; it gets tokens at /oauth/token"));
+    }
     let key =
         public_key(&grant.public_key).ok_or_else(|| Error::Internal("a stored grant key does not parse".into()))?;
     let message = protocol::grant::token_message(&app.definition.config.id, &grant.id, timestamp, &nonce);
@@ -299,7 +303,7 @@ pub async fn authenticate(app: &Arc<App>, token: &str) -> Result<Caller, Error> 
     let hash = digest(token);
     let now = crate::datetime::format(app.clock.now());
     let key = hash.clone();
-    let (grant, expires) =
+    let crate::store::TokenGrant { grant, expires, audience } =
         crate::records::read(app, move |app| Ok(app.store.grant_by_token(&hash, &now)?)).await?.ok_or_else(invalid)?;
     let user = match grant.acts_for.strip_prefix("user:") {
         Some(id) => {
@@ -319,6 +323,7 @@ pub async fn authenticate(app: &Arc<App>, token: &str) -> Result<Caller, Error> 
             scopes,
             token_hash: key,
             token_expires: expires,
+            audience,
         })),
     })
 }
@@ -387,7 +392,13 @@ async fn step(
     }
 }
 
-fn receipt(caller: &Caller, grant: &Grant, at: &str, text: String, verb: &str) -> protocol::receipt::Receipt {
+pub(crate) fn receipt(
+    caller: &Caller,
+    grant: &Grant,
+    at: &str,
+    text: String,
+    verb: &str,
+) -> protocol::receipt::Receipt {
     let fields: Map<String, Value> = match json!({
         "agent": grant.agent,
         "fingerprint": grant.fingerprint,

@@ -173,6 +173,7 @@ pub trait Store: Send + Sync + 'static {
         grant: &protocol::grant::Grant,
         limits: GrantLimits,
         audit: &protocol::receipt::Receipt,
+        request: Option<&AuthRequest>,
     ) -> Result<GrantRoom, StoreError>;
 
     fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError>;
@@ -199,7 +200,39 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Result<(), GrantConflict>, StoreError>;
 
     /// The active grant a live token (by its hash) belongs to, and when the token ends.
-    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<(protocol::grant::Grant, String)>, StoreError>;
+    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<TokenGrant>, StoreError>;
+
+    /// Registers an OAuth client; past `max` clients, the oldest with no
+    /// grant waiting or active go.
+    fn register_client(&self, client: &OAuthClient, max: u64) -> Result<(), StoreError>;
+
+    fn oauth_client(&self, id: &str) -> Result<Option<OAuthClient>, StoreError>;
+
+    /// The authorization request behind an OAuth grant.
+    fn auth_request(&self, grant_id: &str) -> Result<Option<AuthRequest>, StoreError>;
+
+    /// Gives an approved OAuth grant its authorization code (by hash).
+    fn set_auth_code(&self, grant_id: &str, code_hash: &str, expires: &str) -> Result<(), StoreError>;
+
+    /// Spends an authorization code: the request it was issued for, once;
+    /// `None` for an unknown, spent or expired code.
+    fn take_auth_code(&self, code_hash: &str, now: &str) -> Result<Option<AuthRequest>, StoreError>;
+
+    /// Stores an OAuth grant's access and refresh tokens if it is active;
+    /// with `spent`, only if that refresh token is live and unused, which
+    /// it then no longer is. A spent refresh token presented again ends the
+    /// grant's tokens (a sign it was stolen).
+    fn issue_oauth_tokens(
+        &self,
+        tokens: &OAuthTokens,
+        spent: Option<&str>,
+        now: &str,
+        max_tokens: u64,
+    ) -> Result<Result<(), GrantConflict>, StoreError>;
+
+    /// The grant and audience a live refresh token belongs to (used or not:
+    /// a used one is caught by [`Self::issue_oauth_tokens`]).
+    fn refresh_grant(&self, hash: &str, now: &str) -> Result<Option<(String, String)>, StoreError>;
 
     /// Stores a new approval key (durable when this returns). Expired keys
     /// are dropped first; past `max` pending keys, the ones expiring soonest go.
@@ -288,6 +321,49 @@ pub struct IssuedToken {
     pub expires: String,
     pub nonce: String,
     pub nonce_expires: String,
+}
+
+/// What an access token stands for: its active grant, its end, and the
+/// one resource it is good for (`None`: the whole app).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenGrant {
+    pub grant: protocol::grant::Grant,
+    pub expires: String,
+    pub audience: Option<String>,
+}
+
+/// A client registered for OAuth (RFC 7591): public, no secret; it proves
+/// itself by PKCE and by the redirect URIs it registered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OAuthClient {
+    pub id: String,
+    pub name: String,
+    pub redirect_uris: Vec<String>,
+    pub created: String,
+}
+
+/// What an authorization request pinned until its code is traded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthRequest {
+    pub grant_id: String,
+    pub client_id: String,
+    pub redirect_uri: String,
+    /// The PKCE S256 challenge.
+    pub challenge: String,
+    pub state: Option<String>,
+    /// The resource (RFC 8707) its tokens will be bound to.
+    pub audience: String,
+}
+
+/// The hashes of an access token and its refresh token for an OAuth grant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OAuthTokens {
+    pub grant_id: String,
+    pub audience: String,
+    pub access_hash: String,
+    pub access_expires: String,
+    pub refresh_hash: String,
+    pub refresh_expires: String,
 }
 
 /// Why a step does not apply to a request's stored state.

@@ -120,6 +120,22 @@ pub struct Grant {
     pub updated: String,
     /// A pending grant expires unanswered at this time.
     pub expires: String,
+    /// For a grant asked through OAuth (an MCP host signing in), the client
+    /// that asked: it has no key, and its tokens come from `/oauth/token`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<GrantClient>,
+}
+
+/// The OAuth client behind a grant, as the person deciding is shown it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantClient {
+    /// The `client_id` it registered with.
+    pub id: String,
+    /// The name it registered: shown to the person, never trusted.
+    pub name: String,
+    /// Where the person's browser returns after deciding.
+    pub redirect_uri: String,
 }
 
 /// What trading a signature for a token answers.

@@ -6,6 +6,7 @@ pub mod dashboard;
 pub mod discovery;
 pub mod grants;
 pub mod identity;
+pub mod oauth;
 pub mod ops;
 pub mod records;
 pub mod requests;
@@ -90,7 +91,8 @@ pub fn router(state: State) -> Router {
         .merge(api)
         .merge(dashboard::routes())
         .route(discovery::CATALOG_PATH, get(discovery::catalog).options(discovery::preflight))
-        .route(discovery::CARD_PATH, get(discovery::card).options(discovery::preflight));
+        .route(discovery::CARD_PATH, get(discovery::card).options(discovery::preflight))
+        .merge(oauth::routes());
     let ui = state.app.definition.ui_dir();
     if ui.join("index.html").is_file() {
         router = router.fallback_service(tower_http::services::ServeDir::new(ui));
@@ -214,6 +216,7 @@ pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
         agent: text("x-lui-agent").or_else(|| text("x-a2app-agent")),
         fetch_site: text("sec-fetch-site"),
         port: state.port,
+        resource: None,
     }
 }
 

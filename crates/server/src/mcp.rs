@@ -16,11 +16,13 @@ pub mod tools;
 pub mod view;
 
 use crate::http::{self, State};
+use a2app_core::Error;
 use a2app_core::access::Intent;
-use a2app_core::caller::Caller;
+use a2app_core::caller::{Caller, CallerKind};
 use axum::Router;
 use axum::extract::{Request, State as S};
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::ErrorData;
@@ -77,17 +79,52 @@ fn transport_config(state: &State) -> StreamableHttpServerConfig {
 /// `Host` and `Origin` (403), a wrong token (401), the read rate limit. The
 /// caller travels to the handler in the request's extensions.
 ///
-/// The OAuth seam: deployed mode will answer 401 here with
-/// `WWW-Authenticate: Bearer resource_metadata=…` when no valid grant is
-/// presented, and put the grant's scopes on the caller.
+/// OAuth: a token bound to a resource works here only if it names this
+/// endpoint (RFC 8707). When the app asks MCP clients to sign in
+/// (`[mcp] sign_in`, on in deployed mode), a request with no credential, and
+/// any with a refused one, gets 401 with the challenge that starts the OAuth
+/// flow (RFC 9728: where the metadata is, and the scopes to ask).
 async fn gate(S(state): S<State>, mut request: Request, next: Next) -> Response {
-    match http::caller(&state, request.headers(), Intent::Read).await {
+    let mut creds = http::credentials(&state, request.headers());
+    let base = http::oauth::base(&state, request.headers()).ok();
+    creds.resource = base.as_deref().map(a2app_core::oauth::resource);
+    let sign_in = state.app.definition.config.mcp_sign_in();
+    let presented = creds.authorization.is_some() || creds.token.is_some();
+    match a2app_core::access::authorize(&state.app, &creds, Intent::Read).await {
+        // Signing in is asked of programs; the app's own page is the person.
+        Ok(caller) if sign_in && caller.kind == CallerKind::Anonymous && caller.user.is_none() => {
+            let why = if presented {
+                "the credential is not valid here; sign in again (see WWW-Authenticate)"
+            } else {
+                "sign in first: this MCP server uses OAuth (see WWW-Authenticate)"
+            };
+            let e = Error::Unauthorized(why.into());
+            challenge(&state, base.as_deref(), e, presented.then_some("invalid_token"))
+        }
         Ok(caller) => {
             request.extensions_mut().insert(caller);
             next.run(request).await
         }
-        Err(e) => e.into_response(),
+        Err(e @ Error::Unauthorized(_)) if sign_in => challenge(&state, base.as_deref(), e, Some("invalid_token")),
+        Err(e) => http::ApiError(e).into_response(),
     }
+}
+
+/// 401 with `WWW-Authenticate: Bearer resource_metadata=…, scope=…`.
+fn challenge(state: &State, base: Option<&str>, e: Error, error: Option<&str>) -> Response {
+    let mut response = http::ApiError(e).into_response();
+    // A Host the app does not answer for was refused before this.
+    let Some(base) = base else { return response };
+    let scope = a2app_core::oauth::scopes(&state.app).join(" ");
+    let mut value =
+        format!("Bearer resource_metadata=\"{}\", scope=\"{scope}\"", a2app_core::oauth::resource_metadata_url(base));
+    if let Some(error) = error {
+        value.push_str(&format!(", error=\"{error}\""));
+    }
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    response
 }
 
 /// One per request (stateless) or per session (legacy): a clone of the

@@ -32,6 +32,19 @@ pub struct AppConfig {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct McpConfig {
     pub tools: ToolSurface,
+    /// `sign_in = true|false`: whether an MCP request without a credential is
+    /// answered 401 with the OAuth challenge (RFC 9728) rather than served as
+    /// an anonymous reader. Unset, it follows deployed mode: on when
+    /// `[http] allowed_hosts` names a host, off for a loopback-only app.
+    pub sign_in: Option<bool>,
+}
+
+impl AppConfig {
+    /// Whether `/mcp` answers a request without a credential with the OAuth
+    /// challenge: as `[mcp] sign_in` says, else in deployed mode.
+    pub fn mcp_sign_in(&self) -> bool {
+        self.mcp.sign_in.unwrap_or(!self.http.allowed_hosts.is_empty())
+    }
 }
 
 /// Which tools `tools/list` offers.
@@ -208,7 +221,11 @@ fn mcp(value: &Value, path: &str, problems: &mut Problems) -> McpConfig {
             ("tools", Some("compact")) => mcp.tools = ToolSurface::Compact,
             ("tools", Some("full")) => mcp.tools = ToolSurface::Full,
             ("tools", _) => problems.push(&kpath, "tools must be \"compact\" or \"full\""),
-            (other, _) => problems.push(&kpath, format!("unknown key \"{other}\" (allowed: tools)")),
+            ("sign_in", _) => match value.as_bool() {
+                Some(on) => mcp.sign_in = Some(on),
+                None => problems.push(&kpath, "sign_in must be true or false"),
+            },
+            (other, _) => problems.push(&kpath, format!("unknown key \"{other}\" (allowed: tools, sign_in)")),
         }
     }
     mcp
@@ -285,9 +302,21 @@ mod tests {
             got,
             [
                 ("$.mcp.tools".to_owned(), "tools must be \"compact\" or \"full\"".to_owned()),
-                ("$.mcp.list".to_owned(), "unknown key \"list\" (allowed: tools)".to_owned()),
+                ("$.mcp.list".to_owned(), "unknown key \"list\" (allowed: tools, sign_in)".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn mcp_sign_in_follows_deployed_mode_unless_set() {
+        let base = "id = \"t\"\nname = \"T\"\n";
+        let deployed = format!("{base}[http]\nallowed_hosts = [\"kanban.example.com\"]\n");
+        assert!(!parse(base).unwrap().mcp_sign_in());
+        assert!(parse(&deployed).unwrap().mcp_sign_in());
+        assert!(parse(&format!("{base}[mcp]\nsign_in = true\n")).unwrap().mcp_sign_in());
+        assert!(!parse(&format!("{deployed}[mcp]\nsign_in = false\n")).unwrap().mcp_sign_in());
+        let err = parse(&format!("{base}[mcp]\nsign_in = \"yes\"\n")).unwrap_err();
+        assert_eq!(err.list[0].message, "sign_in must be true or false");
     }
 
     #[test]

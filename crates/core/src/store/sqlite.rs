@@ -9,6 +9,7 @@ mod approvals;
 mod grants;
 mod jobs;
 mod migrate;
+mod oauth;
 pub mod query;
 pub(crate) use migrate::index_name;
 mod requests;
@@ -593,9 +594,10 @@ impl Store for SqliteStore {
         grant: &protocol::grant::Grant,
         limits: crate::store::GrantLimits,
         audit: &protocol::receipt::Receipt,
+        request: Option<&crate::store::AuthRequest>,
     ) -> Result<crate::store::GrantRoom, StoreError> {
-        let (grant, audit) = (grant.clone(), audit.clone());
-        self.on_writer(move |conn| grants::ask(conn, &grant, limits, &audit))
+        let (grant, audit, request) = (grant.clone(), audit.clone(), request.cloned());
+        self.on_writer(move |conn| grants::ask(conn, &grant, limits, &audit, request.as_ref()))
     }
 
     fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError> {
@@ -627,8 +629,46 @@ impl Store for SqliteStore {
         self.on_writer(move |conn| grants::issue(conn, &token, &now, max_tokens))
     }
 
-    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<(protocol::grant::Grant, String)>, StoreError> {
+    fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<crate::store::TokenGrant>, StoreError> {
         grants::by_token(&*self.reader()?, hash, now)
+    }
+
+    fn register_client(&self, client: &crate::store::OAuthClient, max: u64) -> Result<(), StoreError> {
+        let client = client.clone();
+        self.on_writer(move |conn| oauth::register(conn, &client, max))
+    }
+
+    fn oauth_client(&self, id: &str) -> Result<Option<crate::store::OAuthClient>, StoreError> {
+        oauth::client(&*self.reader()?, id)
+    }
+
+    fn auth_request(&self, grant_id: &str) -> Result<Option<crate::store::AuthRequest>, StoreError> {
+        oauth::request(&*self.reader()?, grant_id)
+    }
+
+    fn set_auth_code(&self, grant_id: &str, code_hash: &str, expires: &str) -> Result<(), StoreError> {
+        let (id, hash, expires) = (grant_id.to_owned(), code_hash.to_owned(), expires.to_owned());
+        self.on_writer(move |conn| oauth::set_code(conn, &id, &hash, &expires))
+    }
+
+    fn take_auth_code(&self, code_hash: &str, now: &str) -> Result<Option<crate::store::AuthRequest>, StoreError> {
+        let (hash, now) = (code_hash.to_owned(), now.to_owned());
+        self.on_writer(move |conn| oauth::take_code(conn, &hash, &now))
+    }
+
+    fn issue_oauth_tokens(
+        &self,
+        tokens: &crate::store::OAuthTokens,
+        spent: Option<&str>,
+        now: &str,
+        max_tokens: u64,
+    ) -> Result<Result<(), crate::store::GrantConflict>, StoreError> {
+        let (tokens, spent, now) = (tokens.clone(), spent.map(str::to_owned), now.to_owned());
+        self.on_writer(move |conn| oauth::issue(conn, &tokens, spent.as_deref(), &now, max_tokens))
+    }
+
+    fn refresh_grant(&self, hash: &str, now: &str) -> Result<Option<(String, String)>, StoreError> {
+        oauth::refresh_grant(&*self.reader()?, hash, now)
     }
 
     fn issue_approval(&self, approval: &crate::store::Approval, now: &str, max: usize) -> Result<(), StoreError> {

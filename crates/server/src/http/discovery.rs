@@ -268,5 +268,5 @@ pub async fn link(request: Request, next: Next) -> Response {
 
 /// The paths of the public documents (their own CORS, `*`).
 pub fn is_public(path: &str) -> bool {
-    path == CATALOG_PATH || path == CARD_PATH
+    path == CATALOG_PATH || path == CARD_PATH || super::oauth::is_public(path)
 }

@@ -3,7 +3,8 @@
 //! - `GET /api/_a2app/grants/{id}`: the grant, to whoever holds its id (the
 //!   agent polls it until a person decided);
 //! - `GET /api/_a2app/grants`: the grants a person (or the agent token) may see;
-//! - `POST …/{id}/approve` `{scopes?}` and `POST …/{id}/deny`: a person;
+//! - `POST …/{id}/approve` `{scopes?}` and `POST …/{id}/deny`: a person
+//!   (for a grant asked through OAuth, the answer adds `redirect`);
 //! - `POST …/{id}/revoke`: its person, the app's owner, or the grant itself;
 //! - `POST …/{id}/token` `{timestamp, nonce, signature}`: the key's holder
 //!   trades a signature for a short-lived access token.
@@ -14,6 +15,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State as S};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use protocol::grant::Grant;
 use serde_json::json;
 
 pub async fn ask(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
@@ -42,12 +44,26 @@ pub async fn approve(
 ) -> ApiResult<Response> {
     let who = caller(&state, &headers, Intent::Write).await?;
     let body = json_body(&headers, &body)?;
-    Ok(json_response(StatusCode::OK, &a2app_core::grants::approve(&state.app, &who, &id, &body).await?))
+    let grant = a2app_core::grants::approve(&state.app, &who, &id, &body).await?;
+    decided(&state, &headers, grant).await
 }
 
 pub async fn deny(S(state): S<State>, Path(id): Path<String>, headers: HeaderMap) -> ApiResult<Response> {
     let who = caller(&state, &headers, Intent::Write).await?;
-    Ok(json_response(StatusCode::OK, &a2app_core::grants::deny(&state.app, &who, &id).await?))
+    let grant = a2app_core::grants::deny(&state.app, &who, &id).await?;
+    decided(&state, &headers, grant).await
+}
+
+/// The decided grant; for one asked through OAuth, with `redirect`: where
+/// the person's browser returns to the client (with a code, or the denial).
+async fn decided(state: &State, headers: &HeaderMap, grant: Grant) -> ApiResult<Response> {
+    let base = super::oauth::base(state, headers)?;
+    let redirect = a2app_core::oauth::decided(&state.app, &grant, &base).await?;
+    let mut value = serde_json::to_value(&grant).map_err(|e| a2app_core::Error::Internal(e.to_string()))?;
+    if let (Some(url), Some(fields)) = (redirect, value.as_object_mut()) {
+        fields.insert("redirect".into(), url.into());
+    }
+    Ok(json_response(StatusCode::OK, &value))
 }
 
 pub async fn revoke(S(state): S<State>, Path(id): Path<String>, headers: HeaderMap) -> ApiResult<Response> {

@@ -13,6 +13,7 @@ mod fuzz;
 mod grants;
 mod guard;
 mod mcp;
+mod oauth;
 mod ops;
 mod realtime;
 mod records;

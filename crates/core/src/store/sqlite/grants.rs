@@ -5,12 +5,14 @@
 //! token is being issued either issues before the revocation (and the token
 //! is deleted with it) or not at all.
 
-use crate::store::{GrantConflict, GrantLimits, GrantRoom, GrantStep, IssuedToken, StoreError};
+use crate::store::{
+    AuthRequest, GrantConflict, GrantLimits, GrantRoom, GrantStep, IssuedToken, StoreError, TokenGrant,
+};
 use protocol::grant::{Grant, GrantStatus};
 use protocol::receipt::Receipt;
 use rusqlite::{Connection, OptionalExtension, Row};
 
-const COLUMNS: &str = "id, agent, public_key, fingerprint, scopes, status, acts_for, created, updated, expires";
+const COLUMNS: &str = "id, agent, public_key, fingerprint, scopes, status, acts_for, created, updated, expires, client";
 
 fn read(r: &Row<'_>) -> rusqlite::Result<Grant> {
     let scopes: String = r.get(4)?;
@@ -27,6 +29,7 @@ fn read(r: &Row<'_>) -> rusqlite::Result<Grant> {
         created: r.get(7)?,
         updated: r.get(8)?,
         expires: r.get(9)?,
+        client: r.get::<_, Option<String>>(10)?.and_then(|text| serde_json::from_str(&text).ok()),
     })
 }
 
@@ -45,15 +48,23 @@ fn expire(conn: &Connection, now: &str) -> Result<(), StoreError> {
 
 /// Adds a pending grant unless its key, or all keys together, have as many
 /// waiting as `limits` allow; past `limits.keep` closed grants (denied,
-/// revoked, expired), the oldest go.
-pub fn ask(conn: &Connection, g: &Grant, limits: GrantLimits, audit: &Receipt) -> Result<GrantRoom, StoreError> {
+/// revoked, expired), the oldest go. An OAuth grant keeps its authorization
+/// request beside it.
+pub fn ask(
+    conn: &Connection,
+    g: &Grant,
+    limits: GrantLimits,
+    audit: &Receipt,
+    request: Option<&AuthRequest>,
+) -> Result<GrantRoom, StoreError> {
     expire(conn, &g.created)?;
     let count = |sql: &str, key: Option<&str>| -> Result<u64, StoreError> {
         let n: i64 = conn.prepare_cached(sql)?.query_row(rusqlite::params![key], |r| r.get(0))?;
         Ok(n.max(0) as u64)
     };
-    let mine = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND public_key = ?1";
-    if count(mine, Some(&g.public_key))? >= limits.pending_per_key {
+    // The fingerprint stands for the key, or for an OAuth client.
+    let mine = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND fingerprint = ?1";
+    if count(mine, Some(&g.fingerprint))? >= limits.pending_per_key {
         return Ok(GrantRoom::KeyFull);
     }
     let all = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND ?1 IS NULL";
@@ -61,8 +72,12 @@ pub fn ask(conn: &Connection, g: &Grant, limits: GrantLimits, audit: &Receipt) -
         return Ok(GrantRoom::Full);
     }
     let scopes = serde_json::to_string(&g.scopes).map_err(|e| StoreError::Internal(e.to_string()))?;
+    let client = match &g.client {
+        Some(c) => Some(serde_json::to_string(c).map_err(|e| StoreError::Internal(e.to_string()))?),
+        None => None,
+    };
     conn.prepare_cached(&format!(
-        "INSERT INTO _a2app_grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)"
+        "INSERT INTO _a2app_grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)"
     ))?
     .execute(rusqlite::params![
         g.id,
@@ -73,13 +88,18 @@ pub fn ask(conn: &Connection, g: &Grant, limits: GrantLimits, audit: &Receipt) -
         g.status.as_str(),
         g.acts_for,
         g.created,
-        g.expires
+        g.expires,
+        client
     ])?;
+    if let Some(request) = request {
+        super::oauth::add_request(conn, request)?;
+    }
     conn.prepare_cached(
         "DELETE FROM _a2app_grants WHERE id IN (SELECT id FROM _a2app_grants
          WHERE status IN ('denied', 'revoked', 'expired') ORDER BY updated DESC, id DESC LIMIT -1 OFFSET ?1)",
     )?
     .execute([as_i64(limits.keep)])?;
+    super::oauth::forget_closed(conn)?;
     super::jobs::audit(conn, audit)?;
     Ok(GrantRoom::Asked)
 }
@@ -138,7 +158,7 @@ pub fn step(
                 return Ok(Err(GrantConflict::Decided(g.status)));
             }
             g.status = GrantStatus::Revoked;
-            conn.prepare_cached("DELETE FROM _a2app_grant_tokens WHERE grant_id = ?1")?.execute([id])?;
+            end_tokens(conn, id)?;
         }
     }
     g.updated = now.to_owned();
@@ -149,6 +169,15 @@ pub fn step(
     .execute(rusqlite::params![g.id, g.status.as_str(), g.acts_for, scopes, g.updated])?;
     super::jobs::audit(conn, audit)?;
     Ok(Ok(g))
+}
+
+/// Deletes every token of a grant: access, refresh, and a code not yet traded.
+pub fn end_tokens(conn: &Connection, id: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM _a2app_grant_tokens WHERE grant_id = ?1")?.execute([id])?;
+    conn.prepare_cached("DELETE FROM _a2app_refresh_tokens WHERE grant_id = ?1")?.execute([id])?;
+    conn.prepare_cached("UPDATE _a2app_oauth_requests SET code_hash = NULL, code_expires = NULL WHERE grant_id = ?1")?
+        .execute([id])?;
+    Ok(())
 }
 
 /// Records a signed nonce and stores a new token's hash, if the grant is
@@ -165,32 +194,49 @@ pub fn issue(
         return Ok(Err(GrantConflict::Decided(g.status)));
     }
     conn.prepare_cached("DELETE FROM _a2app_grant_nonces WHERE expires <= ?1")?.execute([now])?;
-    conn.prepare_cached("DELETE FROM _a2app_grant_tokens WHERE expires <= ?1")?.execute([now])?;
     let fresh = conn
         .prepare_cached("INSERT OR IGNORE INTO _a2app_grant_nonces (grant_id, nonce, expires) VALUES (?1, ?2, ?3)")?
         .execute(rusqlite::params![t.grant_id, t.nonce, t.nonce_expires])?;
     if fresh == 0 {
         return Ok(Err(GrantConflict::Replayed));
     }
-    conn.prepare_cached("INSERT INTO _a2app_grant_tokens (hash, grant_id, created, expires) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(rusqlite::params![t.hash, t.grant_id, now, t.expires])?;
+    add_token(conn, &t.grant_id, &t.hash, &t.expires, None, now, max_tokens)?;
+    Ok(Ok(()))
+}
+
+/// The active grant whose live token hashes to `hash`, the token's end and audience.
+pub fn by_token(conn: &Connection, hash: &str, now: &str) -> Result<Option<TokenGrant>, StoreError> {
+    let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("g.{c}")).collect();
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {}, t.expires, t.audience FROM _a2app_grant_tokens t JOIN _a2app_grants g ON g.id = t.grant_id
+             WHERE t.hash = ?1 AND t.expires > ?2 AND g.status = 'active'",
+            columns.join(", ")
+        ))?
+        .query_row([hash, now], |r| Ok(TokenGrant { grant: read(r)?, expires: r.get(11)?, audience: r.get(12)? }))
+        .optional()?)
+}
+
+/// Stores an access token's hash for an active grant; past `max_tokens`
+/// live tokens of the grant, the oldest go.
+pub fn add_token(
+    conn: &Connection,
+    grant_id: &str,
+    hash: &str,
+    expires: &str,
+    audience: Option<&str>,
+    now: &str,
+    max_tokens: u64,
+) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM _a2app_grant_tokens WHERE expires <= ?1")?.execute([now])?;
+    conn.prepare_cached(
+        "INSERT INTO _a2app_grant_tokens (hash, grant_id, created, expires, audience) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(rusqlite::params![hash, grant_id, now, expires, audience])?;
     conn.prepare_cached(
         "DELETE FROM _a2app_grant_tokens WHERE hash IN (SELECT hash FROM _a2app_grant_tokens WHERE grant_id = ?1
          ORDER BY created DESC, hash LIMIT -1 OFFSET ?2)",
     )?
-    .execute(rusqlite::params![t.grant_id, as_i64(max_tokens)])?;
-    Ok(Ok(()))
-}
-
-/// The active grant whose live token hashes to `hash`, and the token's end.
-pub fn by_token(conn: &Connection, hash: &str, now: &str) -> Result<Option<(Grant, String)>, StoreError> {
-    let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("g.{c}")).collect();
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {}, t.expires FROM _a2app_grant_tokens t JOIN _a2app_grants g ON g.id = t.grant_id
-             WHERE t.hash = ?1 AND t.expires > ?2 AND g.status = 'active'",
-            columns.join(", ")
-        ))?
-        .query_row([hash, now], |r| Ok((read(r)?, r.get(10)?)))
-        .optional()?)
+    .execute(rusqlite::params![grant_id, as_i64(max_tokens)])?;
+    Ok(())
 }

@@ -58,10 +58,38 @@ const INTERNAL_TABLES: &str = "
     CREATE INDEX IF NOT EXISTS _a2app_grant_tokens_grant ON _a2app_grant_tokens (grant_id, created);
     CREATE TABLE IF NOT EXISTS _a2app_grant_nonces (
         grant_id TEXT NOT NULL, nonce TEXT NOT NULL, expires TEXT NOT NULL, PRIMARY KEY (grant_id, nonce));
+    CREATE TABLE IF NOT EXISTS _a2app_oauth_clients (
+        client_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, redirect_uris TEXT NOT NULL, created TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS _a2app_oauth_requests (
+        grant_id TEXT PRIMARY KEY NOT NULL, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
+        challenge TEXT NOT NULL, state TEXT, audience TEXT NOT NULL, code_hash TEXT UNIQUE, code_expires TEXT);
+    CREATE TABLE IF NOT EXISTS _a2app_refresh_tokens (
+        hash TEXT PRIMARY KEY NOT NULL, grant_id TEXT NOT NULL, audience TEXT NOT NULL, created TEXT NOT NULL,
+        expires TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0);
+    CREATE INDEX IF NOT EXISTS _a2app_refresh_tokens_grant ON _a2app_refresh_tokens (grant_id);
     CREATE TABLE IF NOT EXISTS _a2app_approvals (
         key TEXT PRIMARY KEY NOT NULL, approver TEXT NOT NULL, operation TEXT NOT NULL, params TEXT NOT NULL,
         expires TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0);
 ";
+
+/// Columns the runtime's tables gained after they were first made, for
+/// databases made before: `(table, column declaration)`.
+const ADDED_COLUMNS: &[(&str, &str)] = &[
+    // The OAuth client behind a grant (JSON), none for a key's grant.
+    ("_a2app_grants", "client TEXT"),
+    // The one resource an OAuth access token is good for.
+    ("_a2app_grant_tokens", "audience TEXT"),
+];
+
+fn add_column(tx: &Connection, table: &str, declaration: &str) -> Result<(), StoreError> {
+    let name = declaration.split_whitespace().next().unwrap_or(declaration);
+    let present: bool =
+        tx.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2", [table, name], |r| r.get(0))?;
+    if !present {
+        tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {declaration}"))?;
+    }
+    Ok(())
+}
 
 /// Runs in the writer's transaction: a refusal rolls every step back (a
 /// migration's failure always rolls its transaction back; see `writer`).
@@ -70,6 +98,9 @@ pub fn migrate(tx: &Connection, schema: &Schema, allow_destructive: bool) -> Res
         "CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"
     ))?;
     tx.execute_batch(INTERNAL_TABLES)?;
+    for (table, column) in ADDED_COLUMNS {
+        add_column(tx, table, column)?;
+    }
     let previous: Schema = tx
         .query_row(&format!("SELECT value FROM {META} WHERE key = 'schema'"), [], |r| r.get::<_, String>(0))
         .optional()?

@@ -1,0 +1,597 @@
+//! MCP's authorization for deployed apps (DESIGN §5): the app is its own
+//! OAuth 2.1 authorization server, and its MCP endpoint the protected
+//! resource. An OAuth sign-in is a grant (`grants`) asked by a client
+//! instead of a key:
+//!
+//! 1. An MCP host finds this server in the metadata documents (RFC 9728 for
+//!    the resource, RFC 8414 for the server) and registers itself (RFC 7591:
+//!    a public client, no secret, with its redirect URIs).
+//! 2. It sends the person's browser to `/oauth/authorize` with a PKCE S256
+//!    challenge. That makes a pending grant for the client, with the scopes
+//!    asked (describe's `data:<entity>:read|write` and `op:<name>`), and the
+//!    browser lands on the app's consent screen.
+//! 3. The person approves (all or fewer scopes) or denies there, exactly as
+//!    for a key's grant. The browser goes back to the client with a one-time
+//!    code valid [`CODE_SECONDS`] (or `error=access_denied`), and `iss`
+//!    (RFC 9207).
+//! 4. The client trades the code and its PKCE verifier at `/oauth/token` for
+//!    an access token bound to `<base>/mcp` (RFC 8707) and a refresh token.
+//!    Refresh tokens rotate; one presented twice ends the grant's tokens.
+//!
+//! Revoking the grant ends every token at once. Only hashes are stored.
+
+use crate::app::App;
+use crate::caller::Caller;
+use crate::error::Error;
+use crate::grants;
+use crate::records::blocking;
+use crate::requests::digest;
+use crate::store::{AuthRequest, GrantConflict, GrantLimits, GrantRoom, OAuthClient, OAuthTokens};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use protocol::grant::{Grant, GrantClient, GrantStatus, Scope, TOKEN_PREFIX};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How long an authorization code may wait to be traded.
+pub const CODE_SECONDS: i64 = 60;
+/// How long an OAuth access token works; the client refreshes it.
+pub const ACCESS_SECONDS: i64 = 60 * 60;
+/// How long a refresh token works unless rotated.
+pub const REFRESH_SECONDS: i64 = 30 * 24 * 60 * 60;
+/// Registered clients kept (registration is open; see `register`).
+pub const MAX_CLIENTS: u64 = 1000;
+pub const MAX_REDIRECT_URIS: usize = 10;
+const MAX_URI_CHARS: usize = 2000;
+const MAX_STATE_CHARS: usize = 1000;
+const CODE_PREFIX: &str = "a2c_";
+const REFRESH_PREFIX: &str = "a2r_";
+
+/// An OAuth error answer: `{"error", "error_description"}` with its status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OAuthError {
+    pub status: u16,
+    pub error: &'static str,
+    pub description: String,
+}
+
+impl OAuthError {
+    fn new(error: &'static str, description: impl Into<String>) -> OAuthError {
+        OAuthError { status: 400, error, description: description.into() }
+    }
+
+    pub fn body(&self) -> Value {
+        json!({ "error": self.error, "error_description": self.description })
+    }
+}
+
+impl From<Error> for OAuthError {
+    fn from(e: Error) -> OAuthError {
+        match e {
+            Error::ForbiddenHost(host) => OAuthError {
+                status: 403,
+                error: "invalid_request",
+                description: format!("this app does not answer for the host {host}"),
+            },
+            other => {
+                tracing::error!(error = %other, "oauth step failed");
+                OAuthError { status: 500, error: "server_error", description: "internal error".into() }
+            }
+        }
+    }
+}
+
+/// The MCP endpoint's URL: the resource tokens are bound to.
+pub fn resource(base: &str) -> String {
+    format!("{base}/mcp")
+}
+
+/// Where the protected-resource metadata of `/mcp` is (path-inserted form).
+pub fn resource_metadata_url(base: &str) -> String {
+    format!("{base}/.well-known/oauth-protected-resource/mcp")
+}
+
+/// Every scope this app offers, in describe's terms: reading and writing
+/// each entity, running each operation. Accounts are not writable by a
+/// grant in a multi-user app, so that scope is not offered there.
+pub fn scopes(app: &App) -> Vec<String> {
+    let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
+    let mut out = Vec::new();
+    for name in app.definition.schema.entities.keys() {
+        out.push(Scope::Read(name.clone()).to_string());
+        if !(multi && name == crate::auth::ENTITY) {
+            out.push(Scope::Write(name.clone()).to_string());
+        }
+    }
+    out.extend(app.definition.operations.iter().map(|op| Scope::Operation(op.name.clone()).to_string()));
+    out
+}
+
+/// RFC 9728 protected-resource metadata for `/mcp`.
+pub fn protected_resource(app: &App, base: &str) -> Value {
+    json!({
+        "resource": resource(base),
+        "authorization_servers": [base],
+        "scopes_supported": scopes(app),
+        "bearer_methods_supported": ["header"],
+        "resource_name": app.definition.config.name,
+    })
+}
+
+/// RFC 8414 authorization-server metadata.
+pub fn authorization_server(app: &App, base: &str) -> Value {
+    json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/oauth/authorize"),
+        "token_endpoint": format!("{base}/oauth/token"),
+        "registration_endpoint": format!("{base}/oauth/register"),
+        "scopes_supported": scopes(app),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": true,
+    })
+}
+
+/// Dynamic client registration (RFC 7591) of a public client.
+pub async fn register(app: &Arc<App>, body: &Value) -> Result<Value, OAuthError> {
+    let invalid = |d: String| OAuthError::new("invalid_client_metadata", d);
+    let Some(fields) = body.as_object() else {
+        return Err(invalid("the registration is a JSON object of client metadata".into()));
+    };
+    let uris: Vec<String> = match fields.get("redirect_uris") {
+        Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_REDIRECT_URIS => {
+            let uris: Vec<String> = items.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+            if uris.len() != items.len() {
+                return Err(OAuthError::new("invalid_redirect_uri", "every redirect URI is a string"));
+            }
+            uris
+        }
+        _ => {
+            return Err(OAuthError::new(
+                "invalid_redirect_uri",
+                format!("redirect_uris is a list of 1 to {MAX_REDIRECT_URIS} URIs"),
+            ));
+        }
+    };
+    if let Some(bad) = uris.iter().find(|u| !redirect_allowed(u)) {
+        return Err(OAuthError::new(
+            "invalid_redirect_uri",
+            format!(
+                "{} is not a redirect URI this server accepts: https://…, http://localhost or a loopback address, or an app's own scheme (com.example.app:/…), without a fragment",
+                shorten(bad)
+            ),
+        ));
+    }
+    let text = |key: &str| fields.get(key).and_then(Value::as_str);
+    if let Some(method) = text("token_endpoint_auth_method").filter(|m| *m != "none") {
+        return Err(invalid(format!(
+            "token_endpoint_auth_method {} is not supported: clients here are public (\"none\") and prove themselves with PKCE",
+            shorten(method)
+        )));
+    }
+    let listed = |key: &str, allowed: &[&str]| -> Result<(), OAuthError> {
+        match fields.get(key) {
+            None => Ok(()),
+            Some(Value::Array(items)) if items.iter().all(|i| i.as_str().is_some_and(|s| allowed.contains(&s))) => {
+                Ok(())
+            }
+            Some(_) => Err(invalid(format!("{key} may hold only {}", allowed.join(", ")))),
+        }
+    };
+    listed("grant_types", &["authorization_code", "refresh_token"])?;
+    listed("response_types", &["code"])?;
+    let name = match text("client_name").map(str::trim) {
+        None | Some("") => "an unnamed MCP client".to_owned(),
+        Some(n) if n.chars().count() <= grants::MAX_AGENT_CHARS && protocol::text::is_plain(n) => n.to_owned(),
+        Some(_) => {
+            return Err(invalid(format!(
+                "client_name is 1 to {} plain characters: a person reads it when deciding",
+                grants::MAX_AGENT_CHARS
+            )));
+        }
+    };
+    let now = app.clock.now();
+    let client = OAuthClient {
+        id: format!("client_{}", crate::id::generate()),
+        name,
+        redirect_uris: uris,
+        created: crate::datetime::format(now),
+    };
+    let store = Arc::clone(&app.store);
+    let stored = client.clone();
+    blocking(move || Ok(store.register_client(&stored, MAX_CLIENTS)?)).await?;
+    Ok(json!({
+        "client_id": client.id,
+        "client_id_issued_at": now.as_second(),
+        "client_name": client.name,
+        "redirect_uris": client.redirect_uris,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }))
+}
+
+/// Where `/oauth/authorize` sends the browser.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Authorized {
+    /// A pending grant waits for the person: the consent screen for it.
+    Consent(String),
+    /// Back to the client with an error (its redirect URI was verified).
+    Redirect(String),
+}
+
+/// An authorization request. Errors before the redirect URI is verified are
+/// answered here (never redirected); later ones go back to the client.
+pub async fn authorize(app: &Arc<App>, base: &str, params: &HashMap<String, String>) -> Result<Authorized, OAuthError> {
+    let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
+    let store = Arc::clone(&app.store);
+    let id = client_id.to_owned();
+    let client = blocking(move || Ok(store.oauth_client(&id)?)).await?.ok_or_else(|| {
+        OAuthError::new("invalid_client", "this client_id is not registered here; register at /oauth/register")
+    })?;
+    let redirect_uri = match param("redirect_uri") {
+        Some(uri) if client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => uri.to_owned(),
+        Some(uri) => {
+            return Err(OAuthError::new(
+                "invalid_request",
+                format!("redirect_uri {} is not one this client registered", shorten(uri)),
+            ));
+        }
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        None => {
+            return Err(OAuthError::new("invalid_request", "redirect_uri is required: the client registered several"));
+        }
+    };
+    let state = param("state").map(str::to_owned);
+    let back = |error: &str, description: &str| {
+        Authorized::Redirect(with_query(
+            &redirect_uri,
+            &[("error", error), ("error_description", description), ("iss", base)],
+            state.as_deref(),
+        ))
+    };
+    if state.as_ref().is_some_and(|s| s.chars().count() > MAX_STATE_CHARS) {
+        return Ok(back("invalid_request", "state is too long"));
+    }
+    if param("response_type") != Some("code") {
+        return Ok(back("unsupported_response_type", "only response_type=code is supported"));
+    }
+    let challenge = match (param("code_challenge"), param("code_challenge_method")) {
+        (Some(c), Some("S256")) if is_pkce_text(c) && c.len() == 43 => c.to_owned(),
+        _ => {
+            return Ok(back(
+                "invalid_request",
+                "PKCE is required: code_challenge (S256, 43 characters) and code_challenge_method=S256",
+            ));
+        }
+    };
+    let offered = scopes(app);
+    let asked: Vec<String> = match param("scope") {
+        None => offered.clone(),
+        Some(text) => text.split_whitespace().map(str::to_owned).collect(),
+    };
+    if let Some(unknown) = asked.iter().find(|s| !offered.contains(s)) {
+        return Ok(back(
+            "invalid_scope",
+            &format!("{} is not a scope of this app; the metadata lists them", shorten(unknown)),
+        ));
+    }
+    if asked.is_empty() || asked.len() > grants::MAX_SCOPES {
+        return Ok(back("invalid_scope", &format!("ask for 1 to {} scopes", grants::MAX_SCOPES)));
+    }
+    let audience = resource(base);
+    if let Some(target) = param("resource").filter(|r| r.trim_end_matches('/') != audience) {
+        return Ok(back(
+            "invalid_target",
+            &format!("this server issues tokens for {audience} only, not {}", shorten(target)),
+        ));
+    }
+    let mut scopes: Vec<String> = asked;
+    scopes.sort();
+    scopes.dedup();
+    let now = app.clock.now();
+    let created = crate::datetime::format(now);
+    let grant = Grant {
+        id: crate::id::generate(),
+        agent: client.name.clone(),
+        public_key: String::new(),
+        fingerprint: grants::fingerprint(client.id.as_bytes()),
+        scopes,
+        status: GrantStatus::Pending,
+        acts_for: String::new(),
+        created: created.clone(),
+        updated: created.clone(),
+        expires: crate::datetime::format(now + jiff::SignedDuration::from_secs(grants::PENDING_SECONDS)),
+        client: Some(GrantClient {
+            id: client.id.clone(),
+            name: client.name.clone(),
+            redirect_uri: redirect_uri.clone(),
+        }),
+    };
+    let request = AuthRequest {
+        grant_id: grant.id.clone(),
+        client_id: client.id.clone(),
+        redirect_uri: redirect_uri.clone(),
+        challenge,
+        state: state.clone(),
+        audience,
+    };
+    let caller = Caller::anonymous();
+    let text = format!("MCP client \"{}\" asked for a grant", grant.agent);
+    let audit = grants::receipt(&caller, &grant, &created, text, "ask");
+    let limits =
+        GrantLimits { pending: grants::MAX_PENDING, pending_per_key: grants::MAX_PENDING_PER_KEY, keep: grants::KEEP };
+    let store = Arc::clone(&app.store);
+    let stored = grant.clone();
+    match blocking(move || Ok(store.ask_grant(&stored, limits, &audit, Some(&request))?)).await? {
+        GrantRoom::Asked => Ok(Authorized::Consent(grant.id)),
+        GrantRoom::KeyFull | GrantRoom::Full => {
+            Ok(back("temporarily_unavailable", "too many sign-ins wait for a person's decision; try again later"))
+        }
+    }
+}
+
+/// After a person decided on `grant`: where to send their browser, for a
+/// grant asked through OAuth (`None` for a key's grant). An approval gets
+/// a one-time code; a denial `access_denied`.
+pub async fn decided(app: &Arc<App>, grant: &Grant, base: &str) -> Result<Option<String>, Error> {
+    if grant.client.is_none() {
+        return Ok(None);
+    }
+    let store = Arc::clone(&app.store);
+    let id = grant.id.clone();
+    let Some(request) = blocking(move || Ok(store.auth_request(&id)?)).await? else { return Ok(None) };
+    let state = request.state.as_deref();
+    if grant.status != GrantStatus::Active {
+        let params = [("error", "access_denied"), ("error_description", "the person denied access"), ("iss", base)];
+        return Ok(Some(with_query(&request.redirect_uri, &params, state)));
+    }
+    let code = format!("{CODE_PREFIX}{}", crate::token::secret());
+    let expires = crate::datetime::format(app.clock.now() + jiff::SignedDuration::from_secs(CODE_SECONDS));
+    let store = Arc::clone(&app.store);
+    let (id, hash) = (grant.id.clone(), digest(&code));
+    blocking(move || Ok(store.set_auth_code(&id, &hash, &expires)?)).await?;
+    Ok(Some(with_query(&request.redirect_uri, &[("code", code.as_str()), ("iss", base)], state)))
+}
+
+/// The token endpoint: `authorization_code` (with PKCE) or `refresh_token`.
+pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<Value, OAuthError> {
+    let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let required =
+        |k: &'static str| param(k).ok_or_else(|| OAuthError::new("invalid_request", format!("{k} is required")));
+    let now = app.clock.now();
+    let at = crate::datetime::format(now);
+    match param("grant_type") {
+        Some("authorization_code") => {
+            let (code, client_id) = (required("code")?, required("client_id")?);
+            let (redirect_uri, verifier) = (required("redirect_uri")?, required("code_verifier")?);
+            let store = Arc::clone(&app.store);
+            let (hash, when) = (digest(code), at.clone());
+            let request = blocking(move || Ok(store.take_auth_code(&hash, &when)?))
+                .await?
+                .ok_or_else(|| OAuthError::new("invalid_grant", "the code is unknown, used or expired"))?;
+            if request.client_id != client_id || request.redirect_uri != redirect_uri {
+                return Err(OAuthError::new("invalid_grant", "the code was issued to another client or redirect_uri"));
+            }
+            if !(43..=128).contains(&verifier.len()) || !is_pkce_text(verifier) {
+                return Err(OAuthError::new(
+                    "invalid_request",
+                    "code_verifier is 43 to 128 characters of [A-Za-z0-9-._~]",
+                ));
+            }
+            if URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())) != request.challenge {
+                return Err(OAuthError::new("invalid_grant", "code_verifier does not match the code_challenge"));
+            }
+            check_target(param("resource"), &request.audience)?;
+            issue(app, &request.grant_id, &request.audience, None, &at).await
+        }
+        Some("refresh_token") => {
+            let (refresh, client_id) = (required("refresh_token")?, required("client_id")?);
+            let hash = digest(refresh);
+            let store = Arc::clone(&app.store);
+            let (key, when) = (hash.clone(), at.clone());
+            let (grant_id, audience) = blocking(move || Ok(store.refresh_grant(&key, &when)?))
+                .await?
+                .ok_or_else(|| OAuthError::new("invalid_grant", "the refresh token is unknown or expired"))?;
+            let grant = grants::get(app, &grant_id).await.map_err(|_| invalid_grant_gone())?;
+            if grant.client.as_ref().is_none_or(|c| c.id != client_id) {
+                return Err(OAuthError::new("invalid_grant", "the refresh token was issued to another client"));
+            }
+            check_target(param("resource"), &audience)?;
+            issue(app, &grant_id, &audience, Some(&hash), &at).await
+        }
+        Some(other) => Err(OAuthError::new(
+            "unsupported_grant_type",
+            format!("grant_type {} is not supported: authorization_code or refresh_token", shorten(other)),
+        )),
+        None => Err(OAuthError::new("invalid_request", "grant_type is required")),
+    }
+}
+
+fn invalid_grant_gone() -> OAuthError {
+    OAuthError::new("invalid_grant", "the grant behind this token is gone")
+}
+
+fn check_target(given: Option<&str>, audience: &str) -> Result<(), OAuthError> {
+    match given {
+        Some(r) if r.trim_end_matches('/') != audience => Err(OAuthError::new(
+            "invalid_target",
+            format!("this grant's tokens are for {audience}, not {}", shorten(r)),
+        )),
+        _ => Ok(()),
+    }
+}
+
+async fn issue(
+    app: &Arc<App>,
+    grant_id: &str,
+    audience: &str,
+    spent: Option<&str>,
+    at: &str,
+) -> Result<Value, OAuthError> {
+    let access = format!("{TOKEN_PREFIX}{}", crate::token::secret());
+    let refresh = format!("{REFRESH_PREFIX}{}", crate::token::secret());
+    let now = app.clock.now();
+    let tokens = OAuthTokens {
+        grant_id: grant_id.to_owned(),
+        audience: audience.to_owned(),
+        access_hash: digest(&access),
+        access_expires: crate::datetime::format(now + jiff::SignedDuration::from_secs(ACCESS_SECONDS)),
+        refresh_hash: digest(&refresh),
+        refresh_expires: crate::datetime::format(now + jiff::SignedDuration::from_secs(REFRESH_SECONDS)),
+    };
+    let store = Arc::clone(&app.store);
+    let (spent, at) = (spent.map(str::to_owned), at.to_owned());
+    let outcome =
+        blocking(move || Ok(store.issue_oauth_tokens(&tokens, spent.as_deref(), &at, grants::MAX_TOKENS)?)).await?;
+    match outcome {
+        Ok(()) => {}
+        Err(GrantConflict::Decided(status)) => {
+            return Err(OAuthError::new("invalid_grant", format!("the grant is {}", status.as_str())));
+        }
+        Err(GrantConflict::Replayed) => {
+            return Err(OAuthError::new(
+                "invalid_grant",
+                "this refresh token was used before, so every token of its grant is ended; sign in again",
+            ));
+        }
+        Err(GrantConflict::NotFound) => {
+            return Err(OAuthError::new("invalid_grant", "the refresh token is unknown or expired"));
+        }
+    }
+    let grant = grants::get(app, grant_id).await.map_err(|_| invalid_grant_gone())?;
+    Ok(json!({
+        "access_token": access,
+        "token_type": "Bearer",
+        "expires_in": ACCESS_SECONDS,
+        "refresh_token": refresh,
+        "scope": grant.scopes.join(" "),
+    }))
+}
+
+/// `uri` with `params` (and `state`, when the client sent one) added to its query.
+fn with_query(uri: &str, params: &[(&str, &str)], state: Option<&str>) -> String {
+    let mut pairs: Vec<(&str, &str)> = params.to_vec();
+    if let Some(state) = state {
+        pairs.push(("state", state));
+    }
+    let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+    let joiner = if uri.contains('?') { '&' } else { '?' };
+    format!("{uri}{joiner}{query}")
+}
+
+/// A redirect URI a client may register: HTTPS, HTTP on a loopback address
+/// (a native app's local listener), or a private-use scheme with a dot
+/// (RFC 8252); never a fragment, never a script or data URL.
+fn redirect_allowed(uri: &str) -> bool {
+    if uri.len() > MAX_URI_CHARS || uri.contains('#') || uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return false;
+    }
+    if let Some(rest) = uri.strip_prefix("https://") {
+        return !rest.is_empty() && !rest.starts_with('/');
+    }
+    if let Some(rest) = uri.strip_prefix("http://") {
+        return loopback_authority(rest).is_some();
+    }
+    match uri.split_once(':') {
+        Some((scheme, _)) => {
+            scheme.contains('.')
+                && scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || ".+-".contains(c))
+        }
+        None => false,
+    }
+}
+
+/// For `http://` URIs on a loopback address: the part after the port.
+fn loopback_authority(rest: &str) -> Option<(&str, &str)> {
+    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    let loopback =
+        host == "localhost" || host == "::1" || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
+    loopback.then_some((host, path))
+}
+
+/// Whether `given` is the registered `registered`: exactly, or, for a
+/// loopback HTTP URI, on any port (RFC 8252 §7.3: a native app listens on
+/// whatever port it gets).
+fn redirect_matches(registered: &str, given: &str) -> bool {
+    if registered == given {
+        return true;
+    }
+    match (registered.strip_prefix("http://"), given.strip_prefix("http://")) {
+        (Some(r), Some(g)) => match (loopback_authority(r), loopback_authority(g)) {
+            (Some(a), Some(b)) => a == b && !g.contains('#'),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// PKCE's alphabet: unreserved URL characters.
+fn is_pkce_text(text: &str) -> bool {
+    text.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+}
+
+/// A value echoed in an error, cut short: errors never grow with the input.
+fn shorten(text: &str) -> String {
+    let cut: String = text.chars().take(100).collect();
+    if cut.len() < text.len() { format!("{cut}…") } else { cut }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_uris_are_https_loopback_or_an_apps_own_scheme() {
+        for ok in [
+            "https://client.example.com/callback",
+            "http://127.0.0.1:33418/callback",
+            "http://localhost/cb",
+            "http://[::1]:8080/cb",
+            "com.example.app:/oauth",
+        ] {
+            assert!(redirect_allowed(ok), "{ok}");
+        }
+        for bad in [
+            "http://client.example.com/callback",
+            "https://client.example.com/cb#frag",
+            "javascript:alert(1)",
+            "data:text/html,x",
+            "https:///nohost",
+            "http://127.0.0.1.evil.com/cb",
+            "",
+        ] {
+            assert!(!redirect_allowed(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_loopback_redirect_matches_on_any_port_and_nothing_else_does() {
+        assert!(redirect_matches("http://127.0.0.1/cb", "http://127.0.0.1:5000/cb"));
+        assert!(redirect_matches("http://127.0.0.1:1/cb", "http://127.0.0.1:5000/cb"));
+        assert!(!redirect_matches("http://127.0.0.1/cb", "http://127.0.0.1:5000/other"));
+        assert!(!redirect_matches("http://127.0.0.1/cb", "http://localhost:5000/cb"));
+        assert!(!redirect_matches("https://a.example/cb", "https://a.example:444/cb"));
+        assert!(redirect_matches("https://a.example/cb", "https://a.example/cb"));
+    }
+
+    #[test]
+    fn the_query_keeps_the_uris_own_and_encodes_values() {
+        assert_eq!(
+            with_query("https://c.example/cb?x=1", &[("code", "a b"), ("iss", "http://h:1")], Some("s&t")),
+            "https://c.example/cb?x=1&code=a+b&iss=http%3A%2F%2Fh%3A1&state=s%26t"
+        );
+        assert_eq!(with_query("https://c.example/cb", &[("code", "c")], None), "https://c.example/cb?code=c");
+    }
+}

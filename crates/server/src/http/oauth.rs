@@ -1,0 +1,150 @@
+//! MCP's OAuth over HTTP (`core::oauth`): the two metadata documents, and
+//! the authorization server's registration, authorization and token
+//! endpoints. Everything but `/oauth/authorize` (a browser navigation) is
+//! public and answers any origin, as browser-based MCP hosts need; none of
+//! it reads a cookie or an ambient credential, so CORS opens nothing.
+
+use super::{ApiError, State};
+use a2app_core::oauth::{self, Authorized, OAuthError};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Query, State as S};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::Value;
+use std::collections::HashMap;
+
+const RESOURCE_ROOT: &str = "/.well-known/oauth-protected-resource";
+const RESOURCE_MCP: &str = "/.well-known/oauth-protected-resource/mcp";
+const SERVER: &str = "/.well-known/oauth-authorization-server";
+const REGISTER: &str = "/oauth/register";
+const TOKEN: &str = "/oauth/token";
+
+pub fn routes() -> Router<State> {
+    Router::new()
+        .route(RESOURCE_ROOT, get(protected_resource).options(preflight))
+        .route(RESOURCE_MCP, get(protected_resource).options(preflight))
+        .route(SERVER, get(authorization_server).options(preflight))
+        .route(REGISTER, post(register).options(preflight))
+        .route("/oauth/authorize", get(authorize))
+        .route(TOKEN, post(token).options(preflight))
+}
+
+/// The paths that send their own `*` CORS headers.
+pub fn is_public(path: &str) -> bool {
+    [RESOURCE_ROOT, RESOURCE_MCP, SERVER, REGISTER, TOKEN].contains(&path)
+}
+
+/// The app's URL as this request reaches it (issuer, resource).
+pub fn base(state: &State, headers: &HeaderMap) -> Result<String, a2app_core::Error> {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    a2app_core::access::base_url(&state.app, host)
+}
+
+async fn protected_resource(S(state): S<State>, headers: HeaderMap) -> Response {
+    match base(&state, &headers) {
+        Ok(base) => public(StatusCode::OK, &oauth::protected_resource(&state.app, &base)),
+        Err(e) => ApiError(e).into_response(),
+    }
+}
+
+async fn authorization_server(S(state): S<State>, headers: HeaderMap) -> Response {
+    match base(&state, &headers) {
+        Ok(base) => public(StatusCode::OK, &oauth::authorization_server(&state.app, &base)),
+        Err(e) => ApiError(e).into_response(),
+    }
+}
+
+async fn register(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(e) = base(&state, &headers) {
+        return ApiError(e).into_response();
+    }
+    let answer = match serde_json::from_slice::<Value>(&body) {
+        Ok(body) => oauth::register(&state.app, &body).await,
+        Err(_) => Err(OAuthError {
+            status: 400,
+            error: "invalid_client_metadata",
+            description: "the registration is a JSON object of client metadata".into(),
+        }),
+    };
+    match answer {
+        Ok(client) => public(StatusCode::CREATED, &client),
+        Err(e) => refusal(&e),
+    }
+}
+
+/// The person's browser arrives here from the client: to the consent
+/// screen for the new pending grant, or back to the client with an error.
+async fn authorize(S(state): S<State>, headers: HeaderMap, Query(params): Query<HashMap<String, String>>) -> Response {
+    let base = match base(&state, &headers) {
+        Ok(b) => b,
+        Err(e) => return ApiError(e).into_response(),
+    };
+    match oauth::authorize(&state.app, &base, &params).await {
+        Ok(Authorized::Consent(grant)) => see_other(&format!("/_/#grant={grant}")),
+        Ok(Authorized::Redirect(url)) => see_other(&url),
+        // Not sent to an unverified redirect URI: shown to the person.
+        Err(e) => {
+            let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST);
+            let text = format!("This sign-in cannot go on: {} ({}).\n", e.description, e.error);
+            (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
+        }
+    }
+}
+
+async fn token(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(e) = base(&state, &headers) {
+        return ApiError(e).into_response();
+    }
+    let form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
+    let params: Option<HashMap<String, String>> = form.then(|| serde_urlencoded::from_bytes(&body).ok()).flatten();
+    let Some(params) = params else {
+        return refusal(&OAuthError {
+            status: 400,
+            error: "invalid_request",
+            description: "send the token request as application/x-www-form-urlencoded".into(),
+        });
+    };
+    match oauth::token(&state.app, &params).await {
+        Ok(tokens) => public(StatusCode::OK, &tokens),
+        Err(e) => refusal(&e),
+    }
+}
+
+async fn preflight() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let h = response.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST"));
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("content-type, authorization, mcp-protocol-version"),
+    );
+    h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+    response
+}
+
+/// A JSON answer any origin may read; never cached (tokens, fresh ids).
+fn public(status: StatusCode, value: &Value) -> Response {
+    let mut response = super::json_response(status, value);
+    let h = response.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn refusal(e: &OAuthError) -> Response {
+    let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST);
+    public(status, &e.body())
+}
+
+fn see_other(location: &str) -> Response {
+    match HeaderValue::from_str(location) {
+        Ok(v) => (StatusCode::SEE_OTHER, [(header::LOCATION, v)]).into_response(),
+        Err(_) => ApiError(a2app_core::Error::Internal("a redirect is not a header value".into())).into_response(),
+    }
+}

@@ -1,0 +1,386 @@
+//! MCP's OAuth (DESIGN §5): the metadata documents, the 401 challenge, a
+//! client registering, a person approving on the app's page, PKCE, tokens
+//! bound to `/mcp`, rotating refresh tokens, and revocation.
+
+use crate::TestApp;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const REDIRECT: &str = "http://127.0.0.1/callback";
+
+async fn signing_in() -> TestApp {
+    TestApp::with_config(|toml| format!("{toml}\n[mcp]\nsign_in = true\n")).await
+}
+
+fn challenge(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+/// A client that shows redirects instead of following them (the browser's view).
+fn browser() -> reqwest::Client {
+    crate::http();
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+async fn register(t: &TestApp) -> String {
+    let body =
+        json!({"client_name": "Claude Desktop", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"});
+    let (status, answer) = t.send(t.http.post(format!("{}/oauth/register", t.url)), Some(body)).await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(answer["client_name"], "Claude Desktop");
+    assert_eq!(answer["redirect_uris"], json!([REDIRECT]));
+    assert_eq!(answer["token_endpoint_auth_method"], "none");
+    answer["client_id"].as_str().unwrap().to_owned()
+}
+
+/// `/oauth/authorize` with `extra` over a valid request; returns the status and `Location`.
+async fn authorize(t: &TestApp, client: &str, extra: &[(&str, &str)]) -> (u16, String) {
+    let port = t.url.rsplit(':').next().unwrap();
+    let code_challenge = challenge(VERIFIER);
+    let resource = format!("{}/mcp", t.url);
+    let redirect = format!("http://127.0.0.1:{}/callback", 40000 + port.parse::<u32>().unwrap() % 1000);
+    let mut params: HashMap<&str, &str> = HashMap::from([
+        ("response_type", "code"),
+        ("client_id", client),
+        ("redirect_uri", redirect.as_str()),
+        ("code_challenge", code_challenge.as_str()),
+        ("code_challenge_method", "S256"),
+        ("state", "xyz-1"),
+        ("scope", "data:cards:read data:cards:write"),
+        ("resource", resource.as_str()),
+    ]);
+    for (k, v) in extra {
+        if v.is_empty() {
+            params.remove(k);
+        } else {
+            params.insert(k, v);
+        }
+    }
+    let query = serde_urlencoded::to_string(&params).unwrap();
+    let resp = browser().get(format!("{}/oauth/authorize?{query}", t.url)).send().await.unwrap();
+    let location = resp.headers().get("location").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    (resp.status().as_u16(), location)
+}
+
+/// The query of a redirect URL, decoded.
+fn query(url: &str) -> HashMap<String, String> {
+    serde_urlencoded::from_str(url.split_once('?').map(|(_, q)| q).unwrap_or("")).unwrap()
+}
+
+async fn page(t: &TestApp, path: &str, body: Option<Value>) -> (u16, Value) {
+    t.send(t.http.post(format!("{}{path}", t.url)).header("Origin", &t.url), body).await
+}
+
+/// Authorizes and approves (with `scopes`, or all asked); the redirect's query.
+async fn approved(t: &TestApp, client: &str, scopes: Option<Value>) -> (String, HashMap<String, String>) {
+    let (status, location) = authorize(t, client, &[]).await;
+    assert_eq!(status, 303);
+    let grant = location.strip_prefix("/_/#grant=").unwrap().to_owned();
+    let (status, decided) =
+        page(t, &format!("/api/_a2app/grants/{grant}/approve"), scopes.map(|s| json!({"scopes": s}))).await;
+    assert_eq!(status, 200, "{decided}");
+    (grant, query(decided["redirect"].as_str().unwrap()))
+}
+
+async fn trade(t: &TestApp, form: &[(&str, &str)]) -> (u16, Value) {
+    let resp = t
+        .http
+        .post(format!("{}/oauth/token", t.url))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string(form).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers().get("cache-control").unwrap(), "no-store");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap())
+}
+
+async fn code_for_token(t: &TestApp, client: &str, code: &str, redirect: &str) -> (u16, Value) {
+    trade(
+        t,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("client_id", client),
+            ("redirect_uri", redirect),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await
+}
+
+/// An MCP `tools/list` with `token`: the status and tool names.
+async fn tools(t: &TestApp, token: &str) -> (u16, Vec<String>) {
+    let bearer = format!("Bearer {token}");
+    let (status, list) = crate::mcp::rpc(t, &[("authorization", &bearer)], "tools/list", json!({})).await;
+    let names =
+        list["result"]["tools"].as_array().map(|a| a.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect());
+    (status, names.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn metadata_and_the_challenge_start_the_flow() {
+    let t = signing_in().await;
+    let mut expected = Vec::new();
+    for entity in ["cards", "lists", "members"] {
+        expected.push(format!("data:{entity}:read"));
+        expected.push(format!("data:{entity}:write"));
+    }
+    for op in ["move_card", "complete_card", "cards_in_list", "clear_done", "export_board"] {
+        expected.push(format!("op:{op}"));
+    }
+    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"] {
+        let (status, prm) = t.send(t.http.get(format!("{}{path}", t.url)), None).await;
+        assert_eq!(status, 200);
+        assert_eq!(prm["resource"], format!("{}/mcp", t.url));
+        assert_eq!(prm["authorization_servers"], json!([t.url]));
+        assert_eq!(prm["bearer_methods_supported"], json!(["header"]));
+        let mut got: Vec<String> = serde_json::from_value(prm["scopes_supported"].clone()).unwrap();
+        got.sort();
+        let mut want = expected.clone();
+        want.sort();
+        assert_eq!(got, want);
+    }
+    let (status, meta) = t.send(t.http.get(format!("{}/.well-known/oauth-authorization-server", t.url)), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(meta["issuer"], t.url);
+    assert_eq!(meta["authorization_endpoint"], format!("{}/oauth/authorize", t.url));
+    assert_eq!(meta["token_endpoint"], format!("{}/oauth/token", t.url));
+    assert_eq!(meta["registration_endpoint"], format!("{}/oauth/register", t.url));
+    assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(meta["token_endpoint_auth_methods_supported"], json!(["none"]));
+    assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
+
+    // No credential: 401 with where to look and what to ask.
+    let resp = t
+        .http
+        .post(format!("{}/mcp", t.url))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    let header = resp.headers().get("www-authenticate").unwrap().to_str().unwrap().to_owned();
+    let (_, prm) = t.send(t.http.get(format!("{}/.well-known/oauth-protected-resource/mcp", t.url)), None).await;
+    let offered: Vec<String> = serde_json::from_value(prm["scopes_supported"].clone()).unwrap();
+    assert_eq!(
+        header,
+        format!(
+            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\", scope=\"{}\"",
+            t.url,
+            offered.join(" ")
+        )
+    );
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["code"], "unauthorized");
+
+    // The agent token still works; a wrong one is challenged as invalid.
+    let (status, names) = tools(&t, &t.token).await;
+    assert_eq!((status, names.contains(&"create".to_owned())), (200, true));
+    let resp = t.http.post(format!("{}/mcp", t.url)).header("authorization", "Bearer nope").send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    assert!(resp.headers()["www-authenticate"].to_str().unwrap().ends_with(", error=\"invalid_token\""));
+
+    // Without sign_in, a loopback app still serves anonymous readers.
+    let open = TestApp::kanban().await;
+    let (status, list) = crate::mcp::rpc(&open, &[], "tools/list", json!({})).await;
+    assert_eq!(status, 200, "{list}");
+}
+
+#[tokio::test]
+async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
+    let t = signing_in().await;
+    let client = register(&t).await;
+
+    // The browser lands on the consent screen for a pending grant.
+    let (status, location) = authorize(&t, &client, &[]).await;
+    assert_eq!(status, 303);
+    let grant = location.strip_prefix("/_/#grant=").unwrap().to_owned();
+    let (_, pending) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(pending["status"], "pending");
+    assert_eq!(pending["agent"], "Claude Desktop");
+    assert_eq!(pending["publicKey"], "");
+    assert_eq!(pending["client"]["id"], client);
+    assert_eq!(pending["scopes"], json!(["data:cards:read", "data:cards:write"]));
+    // An agent cannot approve it.
+    let (status, _) = t.call("POST", &format!("/api/_a2app/grants/{grant}/approve"), None).await;
+    assert_eq!(status, 403);
+
+    // The person narrows it to reading; the browser returns with a code.
+    let (status, decided) =
+        page(&t, &format!("/api/_a2app/grants/{grant}/approve"), Some(json!({"scopes": ["data:cards:read"]}))).await;
+    assert_eq!(status, 200, "{decided}");
+    let redirect = decided["redirect"].as_str().unwrap();
+    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
+    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    assert!(redirect.starts_with(&format!("{callback}?code=a2c_")), "{redirect}");
+    let back = query(redirect);
+    assert_eq!(back["state"], "xyz-1");
+    assert_eq!(back["iss"], t.url);
+
+    // A wrong verifier spends the code: it never works after.
+    let (status, refused) = trade(
+        &t,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &back["code"]),
+            ("client_id", &client),
+            ("redirect_uri", &callback),
+            ("code_verifier", "x".repeat(43).as_str()),
+        ],
+    )
+    .await;
+    assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
+    let (status, refused) = code_for_token(&t, &client, &back["code"], &callback).await;
+    assert_eq!((status, refused["error_description"].as_str()), (400, Some("the code is unknown, used or expired")));
+
+    // A fresh sign-in, traded properly.
+    let (_, back) = approved(&t, &client, Some(json!(["data:cards:read"]))).await;
+    let (status, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
+    assert_eq!(status, 200, "{tokens}");
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert_eq!(tokens["expires_in"], 3600);
+    assert_eq!(tokens["scope"], "data:cards:read");
+    let access = tokens["access_token"].as_str().unwrap().to_owned();
+    let refresh = tokens["refresh_token"].as_str().unwrap().to_owned();
+    assert!(access.starts_with("a2g_") && refresh.starts_with("a2r_"));
+    // The code was spent by the trade.
+    let (status, _) = code_for_token(&t, &client, &back["code"], &callback).await;
+    assert_eq!(status, 400);
+
+    // At /mcp it reads (no write tools listed); elsewhere it is not valid (RFC 8707).
+    let (status, names) = tools(&t, &access).await;
+    assert_eq!(status, 200);
+    assert!(names.contains(&"query".to_owned()) && !names.contains(&"create".to_owned()), "{names:?}");
+    let (status, body) =
+        t.send(t.http.get(format!("{}/api/collections/cards/records", t.url)).bearer_auth(&access), None).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body["message"].as_str().unwrap().contains(&format!("issued for {}/mcp only", t.url)), "{body}");
+
+    // Refresh tokens rotate; the spent one, presented again, ends them all.
+    let (status, second) =
+        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
+    assert_eq!(status, 200, "{second}");
+    let new_access = second["access_token"].as_str().unwrap().to_owned();
+    assert_ne!(new_access, access);
+    assert_eq!(tools(&t, &new_access).await.0, 200);
+    let (status, replay) =
+        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
+    assert_eq!((status, replay["error"].as_str()), (400, Some("invalid_grant")));
+    assert_eq!(tools(&t, &new_access).await.0, 401);
+    let newer = second["refresh_token"].as_str().unwrap();
+    let (status, _) =
+        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", newer), ("client_id", &client)]).await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn revoking_the_grant_ends_its_oauth_tokens() {
+    let t = signing_in().await;
+    let client = register(&t).await;
+    let (grant, back) = approved(&t, &client, None).await;
+    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
+    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let (_, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let (status, names) = tools(&t, access).await;
+    assert!(status == 200 && names.contains(&"create".to_owned()), "{names:?}");
+    // A key's signature cannot buy tokens for an OAuth grant.
+    let (status, _) = t
+        .send(
+            t.http.post(format!("{}/api/_a2app/grants/{grant}/token", t.url)),
+            Some(json!({"timestamp": 1785000000, "nonce": "n".repeat(20), "signature": "A".repeat(86)})),
+        )
+        .await;
+    assert_eq!(status, 401);
+
+    let (status, _) = page(&t, &format!("/api/_a2app/grants/{grant}/revoke"), None).await;
+    assert_eq!(status, 200);
+    let resp = t.http.post(format!("{}/mcp", t.url)).bearer_auth(access).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    assert!(resp.headers()["www-authenticate"].to_str().unwrap().contains("error=\"invalid_token\""));
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let (status, refused) =
+        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", &client)]).await;
+    assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
+}
+
+#[tokio::test]
+async fn bad_requests_are_refused_with_oauth_errors() {
+    let t = signing_in().await;
+    let client = register(&t).await;
+
+    // Registration: only redirect URIs a browser can safely return to.
+    for uris in [json!(["http://client.example.com/cb"]), json!(["javascript:alert(1)"]), json!([]), json!("x")] {
+        let (status, answer) =
+            t.send(t.http.post(format!("{}/oauth/register", t.url)), Some(json!({"redirect_uris": uris}))).await;
+        assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_redirect_uri")), "{uris}");
+    }
+    let body = json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic"});
+    let (status, answer) = t.send(t.http.post(format!("{}/oauth/register", t.url)), Some(body)).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_client_metadata")));
+
+    // Before the redirect URI is known good: answered here, never redirected.
+    let (status, location) = authorize(&t, "client_unknown", &[]).await;
+    assert_eq!((status, location.as_str()), (400, ""));
+    let (status, location) = authorize(&t, &client, &[("redirect_uri", "http://127.0.0.1:9/elsewhere")]).await;
+    assert_eq!((status, location.as_str()), (400, ""));
+
+    // After: back to the client, with the error and the state.
+    for (extra, error) in [
+        (vec![("code_challenge_method", "plain")], "invalid_request"),
+        (vec![("code_challenge", "")], "invalid_request"),
+        (vec![("response_type", "token")], "unsupported_response_type"),
+        (vec![("scope", "data:cards:read data:secrets:read")], "invalid_scope"),
+        (vec![("resource", "https://other.example/mcp")], "invalid_target"),
+    ] {
+        let (status, location) = authorize(&t, &client, &extra).await;
+        assert_eq!(status, 303, "{extra:?}");
+        let back = query(&location);
+        assert_eq!(back["error"], error, "{extra:?}");
+        assert_eq!(back["state"], "xyz-1");
+        assert_eq!(back["iss"], t.url);
+    }
+
+    // A denial sends the person back with access_denied.
+    let (_, location) = authorize(&t, &client, &[]).await;
+    let grant = location.strip_prefix("/_/#grant=").unwrap();
+    let (status, denied) = page(&t, &format!("/api/_a2app/grants/{grant}/deny"), None).await;
+    assert_eq!(status, 200);
+    let back = query(denied["redirect"].as_str().unwrap());
+    assert_eq!((back["error"].as_str(), back["state"].as_str()), ("access_denied", "xyz-1"));
+    assert!(!back.contains_key("code"));
+
+    // The token endpoint: a form, a known grant type.
+    let (status, answer) = trade(&t, &[("grant_type", "password"), ("username", "a")]).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("unsupported_grant_type")));
+    let (status, answer) = trade(&t, &[("grant_type", "authorization_code"), ("code", "a2c_x")]).await;
+    assert_eq!((status, answer["error_description"].as_str()), (400, Some("client_id is required")));
+    let resp = t
+        .http
+        .post(format!("{}/oauth/token", t.url))
+        .json(&json!({"grant_type": "authorization_code"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let answer: Value = resp.json().await.unwrap();
+    assert_eq!(answer["error"], "invalid_request");
+
+    // Another Host than the app answers for is refused everywhere.
+    let resp = t
+        .http
+        .get(format!("{}/.well-known/oauth-authorization-server", t.url))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 403);
+}
