@@ -354,3 +354,34 @@ async fn users_sharing_an_email_cannot_become_a_multi_user_apps_users() {
     store.migrate(&multi, true).expect("applies once the emails differ");
     assert_eq!(index_names(&store), ["a2app_idx_users__created", "a2app_uidx_users__email"]);
 }
+
+#[tokio::test]
+async fn a_database_made_before_oauth_gains_its_columns_and_keeps_its_grants() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("data.db");
+    {
+        // The grant tables as the previous release made them, with one grant.
+        let conn = rusqlite::Connection::open(&path).expect("a database");
+        conn.execute_batch(
+            "CREATE TABLE _a2app_grants (
+                id TEXT PRIMARY KEY NOT NULL, agent TEXT NOT NULL, public_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+                scopes TEXT NOT NULL, status TEXT NOT NULL, acts_for TEXT NOT NULL, created TEXT NOT NULL,
+                updated TEXT NOT NULL, expires TEXT NOT NULL);
+             CREATE TABLE _a2app_grant_tokens (
+                hash TEXT PRIMARY KEY NOT NULL, grant_id TEXT NOT NULL, created TEXT NOT NULL, expires TEXT NOT NULL);
+             INSERT INTO _a2app_grants VALUES ('g1', 'old agent', 'k', 'f', '[\"data:notes:read\"]', 'active',
+                'owner', '2026-01-01 00:00:00.000Z', '2026-01-01 00:00:00.000Z', '2026-01-01 00:15:00.000Z');
+             INSERT INTO _a2app_grant_tokens VALUES ('h1', 'g1', '2026-01-01 00:00:00.000Z', '2099-01-01 00:00:00.000Z');",
+        )
+        .expect("the old tables");
+    }
+    let (store, _) = open(&dir);
+    let grant = store.grant("g1").expect("read").expect("the grant is kept");
+    assert_eq!((grant.agent.as_str(), grant.client), ("old agent", None));
+    let token = store.grant_by_token("h1", "2026-06-01 00:00:00.000Z").expect("read").expect("its token works");
+    assert_eq!((token.grant.id.as_str(), token.audience), ("g1", None));
+    // Opening again finds the columns there and adds nothing.
+    drop(store);
+    let (store, _) = open(&dir);
+    assert!(store.grant("g1").expect("read").is_some());
+}

@@ -508,7 +508,47 @@ impl Fuzzer<'_> {
                     "/api/_a2app/grants/abcdefghijklmno/deny",
                     "/api/_a2app/grants/abcdefghijklmno/revoke",
                     "/api/_a2app/grants/abcdefghijklmno/token",
+                    "/.well-known/oauth-protected-resource",
+                    "/.well-known/oauth-protected-resource/mcp",
+                    "/.well-known/oauth-authorization-server",
+                    "/oauth/register",
+                    "/oauth/authorize",
+                    "/oauth/token",
                 ]);
+                if path.starts_with("/oauth/") {
+                    // Registrations, sign-ins and trades that almost parse.
+                    let uri =
+                        self.pick(&["http://127.0.0.1/cb", "https://c.example/cb", "javascript:x", "", "http://x/"]);
+                    let registered = json!({
+                        "redirect_uris": [uri, self.any_value(0)],
+                        "client_name": self.any_value(0),
+                        "token_endpoint_auth_method": self.pick(&["none", "client_secret_basic", ""]),
+                        "grant_types": self.any_value(1),
+                    });
+                    body = Some(if self.chance(0.5) { registered } else { self.any_value(2) });
+                    for key in [
+                        "response_type",
+                        "client_id",
+                        "redirect_uri",
+                        "code_challenge",
+                        "code_challenge_method",
+                        "scope",
+                        "state",
+                        "resource",
+                        "grant_type",
+                        "code",
+                        "code_verifier",
+                        "refresh_token",
+                    ] {
+                        if self.chance(0.4) {
+                            let len = self.rng.random_range(0..50);
+                            query.push((key.into(), self.junk(len)));
+                        }
+                    }
+                    if self.chance(0.5) {
+                        headers.push(("content-type", b"application/x-www-form-urlencoded".to_vec()));
+                    }
+                }
                 if path.starts_with("/api/_a2app/grants") {
                     // A grant token some of the time (never a valid one), and
                     // asks, decisions and trades that almost parse.
@@ -542,7 +582,9 @@ impl Fuzzer<'_> {
                     });
                     body = Some(if self.chance(0.5) { asked } else { self.any_value(2) });
                 }
-                query = if self.chance(0.3) { self.query(&entity) } else { Vec::new() };
+                if self.chance(0.3) {
+                    query.extend(self.query(&entity));
+                }
                 if path == "/api/_a2app/receipts" && self.chance(0.7) {
                     let since = self.pick(&[NOW, "", "x", "2026-01-01"]);
                     query.push(("since".into(), since.into()));

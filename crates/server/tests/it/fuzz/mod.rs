@@ -201,6 +201,27 @@ impl<'a> Fuzzer<'a> {
             return Err(format!("answered {status}: {}", answer.body));
         }
         let mcp = req.path.starts_with("/mcp") && req.path != "/mcp/server-card";
+        // OAuth answers its errors in its own form (RFC 6749 §5.2), and a
+        // sign-in that cannot go on as text for the person.
+        let oauth = req.path.starts_with("/oauth/") || req.path.starts_with("/.well-known/oauth-");
+        if oauth && status >= 400 && req.method != "HEAD" && answer.body["code"].is_null() {
+            let error = answer.body["error"].as_str().unwrap_or_default();
+            let known = [
+                "invalid_request",
+                "invalid_client",
+                "invalid_grant",
+                "unsupported_grant_type",
+                "invalid_client_metadata",
+                "invalid_redirect_uri",
+                "invalid_scope",
+                "invalid_target",
+            ];
+            let shown = answer.body.as_str().is_some_and(|t| t.starts_with("This sign-in cannot go on: "));
+            if !known.contains(&error) && !shown {
+                return Err(format!("an OAuth {status} without an OAuth error: {}", answer.body));
+            }
+            return Ok(());
+        }
         if status >= 400 && req.method != "HEAD" && !mcp {
             let body = &answer.body;
             let code = body["code"].as_str().ok_or_else(|| format!("a {status} without a code: {body}"))?;
