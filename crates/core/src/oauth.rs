@@ -32,7 +32,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use protocol::grant::{Grant, GrantClient, GrantStatus, Scope, TOKEN_PREFIX};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// How long an authorization code may wait to be traded.
@@ -98,15 +98,16 @@ pub fn resource_metadata_url(base: &str) -> String {
 /// grant in a multi-user app, so that scope is not offered there.
 pub fn scopes(app: &App) -> Vec<String> {
     let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
-    let mut out = Vec::new();
+    let mut out = BTreeSet::new();
     for name in app.definition.schema.entities.keys() {
-        out.push(Scope::Read(name.clone()).to_string());
+        out.insert(Scope::Read(name.clone()));
         if !(multi && name == crate::auth::ENTITY) {
-            out.push(Scope::Write(name.clone()).to_string());
+            out.insert(Scope::Write(name.clone()));
         }
     }
-    out.extend(app.definition.operations.iter().map(|op| Scope::Operation(op.name.clone()).to_string()));
-    out
+    out.extend(app.definition.operations.iter().map(|op| Scope::Operation(op.name.clone())));
+    // The order a grant keeps its scopes in: reads, writes, operations.
+    out.iter().map(Scope::to_string).collect()
 }
 
 /// RFC 9728 protected-resource metadata for `/mcp`.
@@ -292,9 +293,9 @@ pub async fn authorize(app: &Arc<App>, base: &str, params: &HashMap<String, Stri
             &format!("this server issues tokens for {audience} only, not {}", shorten(target)),
         ));
     }
-    let mut scopes: Vec<String> = asked;
-    scopes.sort();
-    scopes.dedup();
+    // A grant's order (see `scopes`): every asked scope is an offered one.
+    let asked: BTreeSet<Scope> = asked.iter().filter_map(|s| Scope::parse(s)).collect();
+    let scopes: Vec<String> = asked.iter().map(Scope::to_string).collect();
     let now = app.clock.now();
     let created = crate::datetime::format(now);
     let grant = Grant {

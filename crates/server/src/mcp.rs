@@ -85,9 +85,8 @@ fn transport_config(state: &State) -> StreamableHttpServerConfig {
 /// any with a refused one, gets 401 with the challenge that starts the OAuth
 /// flow (RFC 9728: where the metadata is, and the scopes to ask).
 async fn gate(S(state): S<State>, mut request: Request, next: Next) -> Response {
-    let mut creds = http::credentials(&state, request.headers());
+    let creds = credentials(&state, request.headers());
     let base = http::oauth::base(&state, request.headers()).ok();
-    creds.resource = base.as_deref().map(a2app_core::oauth::resource);
     let sign_in = state.app.definition.config.mcp_sign_in();
     let presented = creds.authorization.is_some() || creds.token.is_some();
     match a2app_core::access::authorize(&state.app, &creds, Intent::Read).await {
@@ -108,6 +107,20 @@ async fn gate(S(state): S<State>, mut request: Request, next: Next) -> Response 
         Err(e @ Error::Unauthorized(_)) if sign_in => challenge(&state, base.as_deref(), e, Some("invalid_token")),
         Err(e) => http::ApiError(e).into_response(),
     }
+}
+
+/// What an MCP request tells about its caller: as any request's, and the
+/// resource it addresses, this endpoint (a token bound to it works here).
+fn credentials(state: &State, headers: &axum::http::HeaderMap) -> a2app_core::access::Credentials {
+    let mut creds = http::credentials(state, headers);
+    creds.resource = http::oauth::base(state, headers).ok().as_deref().map(a2app_core::oauth::resource);
+    creds
+}
+
+/// The caller of an MCP request for `intent`, established again by a tool
+/// that writes (the gate checked a read).
+pub(crate) async fn caller(state: &State, headers: &axum::http::HeaderMap, intent: Intent) -> Result<Caller, Error> {
+    a2app_core::access::authorize(&state.app, &credentials(state, headers), intent).await
 }
 
 /// 401 with `WWW-Authenticate: Bearer resource_metadata=…, scope=…`.

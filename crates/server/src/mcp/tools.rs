@@ -375,7 +375,9 @@ fn failure(error: &Error) -> CallToolResult {
     let mut text = format!("{}: {}", body.code.as_str(), body.message);
     if matches!(error, Error::Unauthorized(_)) {
         // What an MCP host's user can act on: the header hosts let them set.
-        text.push_str("\nMCP hosts send the token as Authorization: Bearer <contents of .agent-token>.");
+        text.push_str(
+            "\nTo write, an MCP host signs in (OAuth, where the app asks for it) or sends Authorization: Bearer <contents of .agent-token>.",
+        );
     }
     for v in &body.violations {
         let field = v.field.as_deref().unwrap_or("-");
@@ -437,7 +439,7 @@ async fn get(app: &std::sync::Arc<App>, caller: &Caller, args: &Map<String, Valu
 
 async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, Value>) -> Result<Answer, Error> {
     // Writes need the agent token (or the app's own origin), as over HTTP.
-    let caller = crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+    let caller = crate::mcp::caller(state, &origin.parts.headers, Intent::Write).await?;
     let app = &state.app;
     let entity = required(args, "entity")?;
     let opts = WriteOptions {
@@ -473,7 +475,7 @@ async fn show(state: &State, origin: &Call<'_>, args: &Map<String, Value>) -> Re
     let app = &state.app;
     // Reading is a write's credential too: a surface holds what the person
     // typed, which is theirs and the agent's, not every visitor's.
-    let who = crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+    let who = crate::mcp::caller(state, &origin.parts.headers, Intent::Write).await?;
     a2app_core::surfaces::may_use(&who)?;
     let (value, text) = match (args.get("messages"), text(args, "surfaceId")?) {
         (Some(batch), _) => show_answer(Value::from(a2app_core::surfaces::render(app, batch).await?), false),
@@ -521,7 +523,7 @@ async fn invoke(
     args: &Map<String, Value>,
 ) -> Result<Answer, Error> {
     use a2app_core::operations::{Answer as Ran, Invocation};
-    let caller = crate::http::caller(state, &origin.parts.headers, Intent::Write).await.map_err(|e| e.0)?;
+    let caller = crate::mcp::caller(state, &origin.parts.headers, Intent::Write).await?;
     let invocation =
         Invocation::new(params).approval(text(args, "approvalKey")?).idempotency_key(text(args, "idempotencyKey")?);
     match a2app_core::operations::invoke(&state.app, &caller, name, invocation).await? {

@@ -292,6 +292,25 @@ async fn revoking_the_grant_ends_its_oauth_tokens() {
     let access = tokens["access_token"].as_str().unwrap();
     let (status, names) = tools(&t, access).await;
     assert!(status == 200 && names.contains(&"create".to_owned()), "{names:?}");
+    // Its writes go through the tools too (they check the caller again, at /mcp).
+    let bearer = format!("Bearer {access}");
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let card = json!({"title": "Over OAuth", "list": list["id"]});
+    let args = json!({"name": "create", "arguments": {"entity": "cards", "record": card}});
+    let (status, created) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/call", args).await;
+    assert_eq!(status, 200);
+    let record = &created["result"]["structuredContent"];
+    assert_eq!(
+        (record["title"].as_str(), created["result"]["isError"].as_bool()),
+        (Some("Over OAuth"), Some(false)),
+        "{created}"
+    );
+    assert_eq!(record["_receipt"]["caller"], format!("grant:{grant}"));
+    // The grant cannot read lists, so its receipt names the list by id only.
+    assert_eq!(record["_receipt"]["fields"]["list"], list["id"]);
+    let (_, stored) =
+        t.call("GET", &format!("/api/collections/cards/records/{}", record["id"].as_str().unwrap()), None).await;
+    assert_eq!((stored["title"].as_str(), stored["list"].as_str()), (Some("Over OAuth"), list["id"].as_str()));
     // A key's signature cannot buy tokens for an OAuth grant.
     let (status, _) = t
         .send(
