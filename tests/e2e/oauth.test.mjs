@@ -23,10 +23,10 @@ const RETURN_PORT = 18495;
 const BASE = `http://127.0.0.1:${APP_PORT}`;
 const RETURN_HOST = `127.0.0.1:${RETURN_PORT}`;
 const REDIRECT_URI = `http://${RETURN_HOST}/callback`;
-/** Every scope the kanban example has, in the app's order: its entities, read and write, then its operations. */
+/** Every scope the kanban example has, in the order a grant keeps them: reads, writes, operations, each by name. */
 const SCOPES = [
-  'data:lists:read', 'data:lists:write', 'data:members:read', 'data:members:write', 'data:cards:read',
-  'data:cards:write', 'op:move_card', 'op:complete_card', 'op:cards_in_list', 'op:clear_done', 'op:export_board',
+  'data:cards:read', 'data:lists:read', 'data:members:read', 'data:cards:write', 'data:lists:write',
+  'data:members:write', 'op:cards_in_list', 'op:clear_done', 'op:complete_card', 'op:export_board', 'op:move_card',
 ];
 /** The tools a grant holding every scope is offered: the compact surface and the operation runners, no `show`. */
 const TOOLS = ['describe', 'query', 'get', 'create', 'update', 'delete', 'run_operation', 'job_status'];
@@ -283,7 +283,7 @@ describe('an MCP host signs in over OAuth', { timeout: 240000 }, () => {
     assert.equal(grant.fingerprint, crypto.createHash('sha256').update(clientId).digest('hex').slice(0, 16));
     assert.equal(grant.agent, name);
     assert.deepEqual(grant.client, { id: clientId, name, redirectUri: REDIRECT_URI });
-    assert.deepEqual(grant.scopes, SCOPES.slice().sort(), 'a grant keeps its scopes sorted');
+    assert.deepEqual(grant.scopes, SCOPES, 'a grant keeps its scopes in the metadata\'s order');
 
     // The consent screen says who signs in and where the person goes back to.
     const node = page.locator(`#grants-pending .grant[data-grant="${grant.id}"]`);
@@ -323,10 +323,10 @@ describe('an MCP host signs in over OAuth', { timeout: 240000 }, () => {
     const tokens = session.tokens();
     assert.match(tokens.access_token, /^a2g_[A-Za-z0-9]{40}$/);
     assert.match(tokens.refresh_token, /^a2r_[A-Za-z0-9]{40}$/);
-    // `scope` is a set (RFC 6749 3.3); its order is the server's own.
-    assert.deepEqual({ ...tokens, access_token: 'a2g_…', refresh_token: 'a2r_…', scope: tokens.scope.split(' ').sort() }, {
+    // `scope`: the grant's scopes, in the same order as everywhere.
+    assert.deepEqual({ ...tokens, access_token: 'a2g_…', refresh_token: 'a2r_…' }, {
       access_token: 'a2g_…', token_type: 'Bearer', expires_in: 3600, refresh_token: 'a2r_…',
-      scope: SCOPES.slice().sort(), issuer: BASE,
+      scope: SCOPES.join(' '), issuer: BASE,
     });
     // A code is good once.
     const replay = await fetch(`${BASE}/oauth/token`, {
