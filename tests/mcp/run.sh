@@ -60,6 +60,9 @@ step "conformance 0.1.16" timeout 300 "$node22" node_modules/conformance-0.1.16/
   --url "$url" --expected-failures expected-failures-0.1.16.yml -o "$work/conformance-0.1.16"
 step "conformance 0.2.0-alpha.12 (2026-07-28)" timeout 300 "$node22" node_modules/conformance-0.2.0-alpha.12/dist/index.js server \
   --url "$url" --requirements 2026-07-28 --expected-failures expected-failures-2026-07-28.yml -o "$work/conformance-0.2.0"
+step "conformance 0.2.0-alpha.12 authorization (the OAuth server, this script approving)" timeout 300 \
+  .venv/bin/python oauth_conformance.py "$node22" node_modules/conformance-0.2.0-alpha.12/dist/index.js \
+  "http://localhost:$port" "$((port + 1))" "$work/conformance-authorization"
 for mode in auto legacy 2026-07-28; do
   step "python mcp 2.3.0 ($mode)" timeout 120 .venv/bin/python python_client.py "http://127.0.0.1:$port/mcp" "$token" "$mode"
 done
