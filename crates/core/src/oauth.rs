@@ -20,6 +20,7 @@
 //!
 //! Revoking the grant ends every token at once. Only hashes are stored.
 
+use crate::access::Intent;
 use crate::app::App;
 use crate::caller::Caller;
 use crate::error::Error;
@@ -197,6 +198,13 @@ pub async fn register(app: &Arc<App>, body: &Value) -> Result<Value, OAuthError>
         }
     };
     let now = app.clock.now();
+    if let Err(secs) = app.limiter.take(&Caller::anonymous(), Intent::Write, now) {
+        return Err(OAuthError {
+            status: 429,
+            error: "temporarily_unavailable",
+            description: format!("too many registrations; try again in {secs} s"),
+        });
+    }
     let client = OAuthClient {
         id: format!("client_{}", crate::id::generate()),
         name,
@@ -297,6 +305,10 @@ pub async fn authorize(app: &Arc<App>, base: &str, params: &HashMap<String, Stri
     let asked: BTreeSet<Scope> = asked.iter().filter_map(|s| Scope::parse(s)).collect();
     let scopes: Vec<String> = asked.iter().map(Scope::to_string).collect();
     let now = app.clock.now();
+    // Each sign-in stores a grant: held to the app's write limit for callers without a credential.
+    if app.limiter.take(&Caller::anonymous(), Intent::Write, now).is_err() {
+        return Ok(back("temporarily_unavailable", "too many sign-ins at once; try again in a minute"));
+    }
     let created = crate::datetime::format(now);
     let grant = Grant {
         id: crate::id::generate(),

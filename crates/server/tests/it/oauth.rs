@@ -403,3 +403,17 @@ async fn bad_requests_are_refused_with_oauth_errors() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 403);
 }
+
+#[tokio::test]
+async fn registrations_and_sign_ins_are_held_to_the_write_limit() {
+    let t = TestApp::with_config(|toml| toml.replace("writes_per_minute = 3000", "writes_per_minute = 2")).await;
+    let client = register(&t).await;
+    let (status, _) = authorize(&t, &client, &[]).await;
+    assert_eq!(status, 303);
+    // The bucket of callers without a credential is empty now.
+    let body = json!({"redirect_uris": [REDIRECT]});
+    let (status, answer) = t.send(t.http.post(format!("{}/oauth/register", t.url)), Some(body)).await;
+    assert_eq!((status, answer["error"].as_str()), (429, Some("temporarily_unavailable")), "{answer}");
+    let (status, location) = authorize(&t, &client, &[]).await;
+    assert_eq!((status, query(&location)["error"].as_str()), (303, "temporarily_unavailable"));
+}
