@@ -459,7 +459,13 @@ fn gateway_fix(f: Failure) -> Failure {
             "repeat the same call with idempotencyKey set to the one given here: if the first attempt was carried out, the app answers duplicate_request"
         }
         "unauthorized" => {
-            "the gateway sends the token stored for this app (a person runs `a2app URL login`) or, for a local app, its .agent-token; ask the person to give it one"
+            "the gateway sends, for this app, the token a person stored (`a2app URL login`), else the grant they approved (`a2app URL grant`), else a local app's .agent-token; ask the person for one of them"
+        }
+        "insufficient_scope" => {
+            let scope = f.extra.get("scope").and_then(Value::as_str).unwrap_or("that scope").to_owned();
+            return f.fix(format!(
+                "the grant in use does not carry {scope}; ask the person to approve one that does (`a2app URL grant ask {scope}`) or do without it"
+            ));
         }
         _ => return f,
     };
@@ -493,4 +499,22 @@ pub(super) fn refused(v: protocol::Violation) -> Failure {
     f.expected = v.expected;
     f.got = v.got;
     f.fix(fix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_for_want_of_a_credential_or_a_scope_says_what_the_person_can_give() {
+        let scoped = Failure::new(2, "insufficient_scope", "no").with("scope", Value::from("data:cards:write"));
+        assert_eq!(
+            gateway_fix(scoped).fix.as_deref(),
+            Some(
+                "the grant in use does not carry data:cards:write; ask the person to approve one that does (`a2app URL grant ask data:cards:write`) or do without it"
+            )
+        );
+        let fix = gateway_fix(Failure::new(2, "unauthorized", "no")).fix.unwrap_or_default();
+        assert!(fix.contains("`a2app URL login`") && fix.contains("`a2app URL grant`"), "{fix}");
+    }
 }
