@@ -52,6 +52,17 @@ pub enum DiscoveryError {
     NoRemote { url: String, scheme: &'static str },
 }
 
+/// One JSON document by the same guarded GET as discovery's (addresses
+/// checked after resolution and on every redirect, the size and time
+/// limits): what an app's server uses to read an OAuth client's metadata
+/// document, a URL the client names.
+pub async fn fetch_json(input: &str, allow_local: bool) -> Result<Value, DiscoveryError> {
+    let url = Url::parse(input).map_err(|_| DiscoveryError::BadInput(input.to_owned()))?;
+    let doc = Fetcher::new(allow_local)?.get(&url).await?;
+    serde_json::from_slice(&doc.body)
+        .map_err(|_| DiscoveryError::Unrecognized { url: redacted(&doc.url), what: "not JSON".into() })
+}
+
 /// A card a catalog lists.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Listed {

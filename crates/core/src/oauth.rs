@@ -136,14 +136,71 @@ pub fn authorization_server(app: &App, base: &str) -> Value {
         "token_endpoint_auth_methods_supported": ["none"],
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": true,
     })
 }
 
 /// Dynamic client registration (RFC 7591) of a public client.
 pub async fn register(app: &Arc<App>, body: &Value) -> Result<Value, OAuthError> {
-    let invalid = |d: String| OAuthError::new("invalid_client_metadata", d);
+    let (name, uris) = metadata(body, "invalid_client_metadata")?;
+    let now = app.clock.now();
+    if let Err(secs) = app.limiter.take(&Caller::anonymous(), Intent::Write, now) {
+        return Err(OAuthError {
+            status: 429,
+            error: "temporarily_unavailable",
+            description: format!("too many registrations; try again in {secs} s"),
+        });
+    }
+    let client = OAuthClient {
+        id: format!("client_{}", crate::id::generate()),
+        name,
+        redirect_uris: uris,
+        created: crate::datetime::format(now),
+    };
+    store_client(app, &client).await?;
+    Ok(json!({
+        "client_id": client.id,
+        "client_id_issued_at": now.as_second(),
+        "client_name": client.name,
+        "redirect_uris": client.redirect_uris,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }))
+}
+
+async fn store_client(app: &Arc<App>, client: &OAuthClient) -> Result<(), OAuthError> {
+    let store = Arc::clone(&app.store);
+    let stored = client.clone();
+    blocking(move || Ok(store.register_client(&stored, MAX_CLIENTS)?)).await?;
+    Ok(())
+}
+
+/// Whether a client id names a Client ID Metadata Document: a URL the
+/// client publishes its metadata at, fetched instead of registered.
+pub fn is_document_id(client_id: &str) -> bool {
+    client_id.starts_with("https://") || client_id.starts_with("http://")
+}
+
+/// The client a metadata document describes: it must name itself by the
+/// URL it was read from, and hold what a registration would.
+fn documented(id: &str, document: &Value) -> Result<OAuthClient, OAuthError> {
+    if document.get("client_id").and_then(Value::as_str) != Some(id) {
+        return Err(OAuthError::new(
+            "invalid_client",
+            "the client's metadata document does not name itself: its client_id must be the URL it is served at",
+        ));
+    }
+    let (name, uris) = metadata(document, "invalid_client")?;
+    Ok(OAuthClient { id: id.to_owned(), name, redirect_uris: uris, created: String::new() })
+}
+
+/// A client's name and redirect URIs from its metadata (a registration or a
+/// metadata document), or what is wrong with it, as `error`.
+fn metadata(body: &Value, error: &'static str) -> Result<(String, Vec<String>), OAuthError> {
+    let invalid = |d: String| OAuthError::new(error, d);
     let Some(fields) = body.as_object() else {
-        return Err(invalid("the registration is a JSON object of client metadata".into()));
+        return Err(invalid("the client metadata is a JSON object".into()));
     };
     let uris: Vec<String> = match fields.get("redirect_uris") {
         Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_REDIRECT_URIS => {
@@ -197,32 +254,18 @@ pub async fn register(app: &Arc<App>, body: &Value) -> Result<Value, OAuthError>
             )));
         }
     };
-    let now = app.clock.now();
-    if let Err(secs) = app.limiter.take(&Caller::anonymous(), Intent::Write, now) {
-        return Err(OAuthError {
-            status: 429,
-            error: "temporarily_unavailable",
-            description: format!("too many registrations; try again in {secs} s"),
-        });
-    }
-    let client = OAuthClient {
-        id: format!("client_{}", crate::id::generate()),
-        name,
-        redirect_uris: uris,
-        created: crate::datetime::format(now),
-    };
-    let store = Arc::clone(&app.store);
-    let stored = client.clone();
-    blocking(move || Ok(store.register_client(&stored, MAX_CLIENTS)?)).await?;
-    Ok(json!({
-        "client_id": client.id,
-        "client_id_issued_at": now.as_second(),
-        "client_name": client.name,
-        "redirect_uris": client.redirect_uris,
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    }))
+    Ok((name, uris))
+}
+
+/// Admits one sign-in (before anything is read or fetched for it): each
+/// stores a grant and may fetch a document, so sign-ins are held to the
+/// app's write limit for callers without a credential.
+pub fn admit(app: &App) -> Result<(), OAuthError> {
+    app.limiter.take(&Caller::anonymous(), Intent::Write, app.clock.now()).map_err(|secs| OAuthError {
+        status: 429,
+        error: "temporarily_unavailable",
+        description: format!("too many sign-ins at once; try again in {secs} s"),
+    })
 }
 
 /// Where `/oauth/authorize` sends the browser.
@@ -235,15 +278,33 @@ pub enum Authorized {
 }
 
 /// An authorization request. Errors before the redirect URI is verified are
-/// answered here (never redirected); later ones go back to the client.
-pub async fn authorize(app: &Arc<App>, base: &str, params: &HashMap<String, String>) -> Result<Authorized, OAuthError> {
+/// answered here (never redirected); later ones go back to the client. A
+/// client id that is a URL ([`is_document_id`]) comes with its metadata
+/// document as the caller fetched it (or why it could not).
+pub async fn authorize(
+    app: &Arc<App>,
+    base: &str,
+    params: &HashMap<String, String>,
+    document: Option<Result<Value, String>>,
+) -> Result<Authorized, OAuthError> {
     let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
-    let store = Arc::clone(&app.store);
-    let id = client_id.to_owned();
-    let client = blocking(move || Ok(store.oauth_client(&id)?)).await?.ok_or_else(|| {
-        OAuthError::new("invalid_client", "this client_id is not registered here; register at /oauth/register")
-    })?;
+    let client = if is_document_id(client_id) {
+        let document = document.unwrap_or_else(|| Err("it was not read".into())).map_err(|why| {
+            OAuthError::new("invalid_client", format!("cannot read the client's metadata document: {}", shorten(&why)))
+        })?;
+        let mut client = documented(client_id, &document)?;
+        // Kept so the token endpoint knows the client; read again at each sign-in.
+        client.created = crate::datetime::format(app.clock.now());
+        store_client(app, &client).await?;
+        client
+    } else {
+        let store = Arc::clone(&app.store);
+        let id = client_id.to_owned();
+        blocking(move || Ok(store.oauth_client(&id)?)).await?.ok_or_else(|| {
+            OAuthError::new("invalid_client", "this client_id is not registered here; register at /oauth/register")
+        })?
+    };
     let redirect_uri = match param("redirect_uri") {
         Some(uri) if client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => uri.to_owned(),
         Some(uri) => {
@@ -305,10 +366,6 @@ pub async fn authorize(app: &Arc<App>, base: &str, params: &HashMap<String, Stri
     let asked: BTreeSet<Scope> = asked.iter().filter_map(|s| Scope::parse(s)).collect();
     let scopes: Vec<String> = asked.iter().map(Scope::to_string).collect();
     let now = app.clock.now();
-    // Each sign-in stores a grant: held to the app's write limit for callers without a credential.
-    if app.limiter.take(&Caller::anonymous(), Intent::Write, now).is_err() {
-        return Ok(back("temporarily_unavailable", "too many sign-ins at once; try again in a minute"));
-    }
     let created = crate::datetime::format(now);
     let grant = Grant {
         id: crate::id::generate(),

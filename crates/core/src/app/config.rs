@@ -37,6 +37,10 @@ pub struct McpConfig {
     /// an anonymous reader. Unset, it follows deployed mode: on when
     /// `[http] allowed_hosts` names a host, off for a loopback-only app.
     pub sign_in: Option<bool>,
+    /// `local_client_documents = true`: an OAuth client id naming a metadata
+    /// document on this machine or its network (plain HTTP allowed there) is
+    /// fetched; off, only public HTTPS ones are. For developing a client.
+    pub local_client_documents: bool,
 }
 
 impl AppConfig {
@@ -225,7 +229,12 @@ fn mcp(value: &Value, path: &str, problems: &mut Problems) -> McpConfig {
                 Some(on) => mcp.sign_in = Some(on),
                 None => problems.push(&kpath, "sign_in must be true or false"),
             },
-            (other, _) => problems.push(&kpath, format!("unknown key \"{other}\" (allowed: tools, sign_in)")),
+            ("local_client_documents", _) => match value.as_bool() {
+                Some(on) => mcp.local_client_documents = on,
+                None => problems.push(&kpath, "local_client_documents must be true or false"),
+            },
+            (other, _) => problems
+                .push(&kpath, format!("unknown key \"{other}\" (allowed: tools, sign_in, local_client_documents)")),
         }
     }
     mcp
@@ -302,7 +311,10 @@ mod tests {
             got,
             [
                 ("$.mcp.tools".to_owned(), "tools must be \"compact\" or \"full\"".to_owned()),
-                ("$.mcp.list".to_owned(), "unknown key \"list\" (allowed: tools, sign_in)".to_owned()),
+                (
+                    "$.mcp.list".to_owned(),
+                    "unknown key \"list\" (allowed: tools, sign_in, local_client_documents)".to_owned()
+                ),
             ]
         );
     }

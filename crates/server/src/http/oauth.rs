@@ -81,16 +81,32 @@ async fn authorize(S(state): S<State>, headers: HeaderMap, Query(params): Query<
         Ok(b) => b,
         Err(e) => return ApiError(e).into_response(),
     };
-    match oauth::authorize(&state.app, &base, &params).await {
+    if let Err(e) = oauth::admit(&state.app) {
+        return shown(&e);
+    }
+    // A client named by its metadata document's URL: read it, guarded as
+    // discovery is (no private or metadata addresses; local ones only when
+    // the app allows them for development).
+    let document = match params.get("client_id").filter(|id| oauth::is_document_id(id)) {
+        Some(url) => {
+            let local = state.app.definition.config.mcp.local_client_documents;
+            Some(a2app_client::discovery::fetch_json(url, local).await.map_err(|e| e.to_string()))
+        }
+        None => None,
+    };
+    match oauth::authorize(&state.app, &base, &params, document).await {
         Ok(Authorized::Consent(grant)) => see_other(&format!("/_/#grant={grant}")),
         Ok(Authorized::Redirect(url)) => see_other(&url),
-        // Not sent to an unverified redirect URI: shown to the person.
-        Err(e) => {
-            let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST);
-            let text = format!("This sign-in cannot go on: {} ({}).\n", e.description, e.error);
-            (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
-        }
+        Err(e) => shown(&e),
     }
+}
+
+/// An error before the redirect URI is known good: shown to the person,
+/// never sent to an unverified redirect URI.
+fn shown(e: &OAuthError) -> Response {
+    let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let text = format!("This sign-in cannot go on: {} ({}).\n", e.description, e.error);
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
 }
 
 async fn token(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Response {

@@ -415,5 +415,75 @@ async fn registrations_and_sign_ins_are_held_to_the_write_limit() {
     let (status, answer) = t.send(t.http.post(format!("{}/oauth/register", t.url)), Some(body)).await;
     assert_eq!((status, answer["error"].as_str()), (429, Some("temporarily_unavailable")), "{answer}");
     let (status, location) = authorize(&t, &client, &[]).await;
-    assert_eq!((status, query(&location)["error"].as_str()), (303, "temporarily_unavailable"));
+    assert_eq!((status, location.as_str()), (429, ""));
+}
+
+/// Serves one client metadata document on loopback, as `document` makes it
+/// from its own URL; returns that URL and the number of reads.
+async fn document_server(
+    document: impl Fn(&str) -> Value + Send + Sync + 'static,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/oauth/client.json", listener.local_addr().unwrap());
+    let reads = std::sync::Arc::new(AtomicUsize::new(0));
+    let (counted, own) = (std::sync::Arc::clone(&reads), url.clone());
+    let body = document(&own).to_string();
+    let app = axum::Router::new().route(
+        "/oauth/client.json",
+        axum::routing::get(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body) }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, reads)
+}
+
+#[tokio::test]
+async fn a_client_named_by_its_metadata_document_signs_in_without_registering() {
+    let t =
+        TestApp::with_config(|toml| format!("{toml}\n[mcp]\nsign_in = true\nlocal_client_documents = true\n")).await;
+    let (_, meta) = t.send(t.http.get(format!("{}/.well-known/oauth-authorization-server", t.url)), None).await;
+    assert_eq!(meta["client_id_metadata_document_supported"], true);
+    let (client, reads) = document_server(|own| {
+        json!({"client_id": own, "client_name": "VS Code", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"})
+    })
+    .await;
+
+    let (status, location) = authorize(&t, &client, &[]).await;
+    assert_eq!(status, 303, "{location}");
+    assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let grant = location.strip_prefix("/_/#grant=").unwrap();
+    let (_, pending) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!((pending["agent"].as_str(), pending["client"]["id"].as_str()), (Some("VS Code"), Some(client.as_str())));
+    let (status, decided) = page(&t, &format!("/api/_a2app/grants/{grant}/approve"), None).await;
+    assert_eq!(status, 200);
+    let back = query(decided["redirect"].as_str().unwrap());
+    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
+    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let (status, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
+    assert_eq!(status, 200, "{tokens}");
+    assert_eq!(tools(&t, tokens["access_token"].as_str().unwrap()).await.0, 200);
+
+    // A document that names another client is refused, before any grant.
+    let (liar, _) =
+        document_server(|_| json!({"client_id": "https://elsewhere.example/c.json", "redirect_uris": [REDIRECT]}))
+            .await;
+    let resp = browser().get(format!("{}/oauth/authorize?client_id={}", t.url, liar)).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    assert!(resp.text().await.unwrap().contains("does not name itself"));
+}
+
+#[tokio::test]
+async fn a_metadata_document_on_a_private_address_is_never_fetched_by_default() {
+    let t = signing_in().await;
+    let (client, reads) = document_server(|own| json!({"client_id": own, "redirect_uris": [REDIRECT]})).await;
+    let resp = browser().get(format!("{}/oauth/authorize?client_id={}", t.url, client)).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let text = resp.text().await.unwrap();
+    assert!(text.starts_with("This sign-in cannot go on: cannot read the client's metadata document"), "{text}");
+    assert!(text.ends_with("(invalid_client).\n"), "{text}");
+    assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 0, "nothing was sent to it");
 }

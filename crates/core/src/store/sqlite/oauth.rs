@@ -12,7 +12,8 @@ use rusqlite::{Connection, OptionalExtension, Row};
 pub fn register(conn: &Connection, client: &OAuthClient, max: u64) -> Result<(), StoreError> {
     let uris = serde_json::to_string(&client.redirect_uris).map_err(|e| StoreError::Internal(e.to_string()))?;
     conn.prepare_cached(
-        "INSERT INTO _a2app_oauth_clients (client_id, name, redirect_uris, created) VALUES (?1, ?2, ?3, ?4)",
+        // A metadata document's client is stored again each time it is read.
+        "INSERT OR REPLACE INTO _a2app_oauth_clients (client_id, name, redirect_uris, created) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(rusqlite::params![client.id, client.name, uris, client.created])?;
     // Registration is open to anyone: the oldest clients that hold no grant
