@@ -242,13 +242,31 @@ describe('grants on the dashboard of a multi-user app', { timeout: 120000 }, () 
     const asked = await request('POST', `${app.url}/api/_a2app/grants`, { json: { publicKey: newKey(), agent: 'bot', scopes: ['data:cards:read'] } });
     assert.equal(asked.status, 200, JSON.stringify(asked.body));
     const page = await context.newPage();
-    await page.goto(`${app.url}/_/#grant=${asked.body.id}`);
+    await page.goto(`${app.url}/_/`);
     await page.locator('body[data-ready="true"]').waitFor();
     assert.ok(await page.locator('#grants-multi-user').isVisible());
     assert.match(await page.locator('#grants-multi-user').textContent(), /signed in, on the app's own page/);
     assert.equal(await page.locator('#grants .grant').count(), 0);
     assert.equal(await page.locator('#grants button:visible').count(), 0);
     assert.ok(await page.locator('#grants-empty').isHidden());
+    assert.ok(await page.locator('#grants-sign-in').isHidden());
+  });
+
+  test('opened at a grant, the page shows it with a sign-in form, and nothing decides before a sign-in', async () => {
+    const asked = await request('POST', `${app.url}/api/_a2app/grants`, { json: { publicKey: newKey(), agent: 'bot', scopes: ['data:cards:read'] } });
+    assert.equal(asked.status, 200, JSON.stringify(asked.body));
+    const page = await context.newPage();
+    await page.goto(`${app.url}/_/#grant=${asked.body.id}`);
+    await page.locator('body[data-ready="true"]').waitFor();
+    const node = page.locator(`#grants-pending .grant[data-grant="${asked.body.id}"]`);
+    assert.equal(await node.getAttribute('data-kind'), 'key');
+    assert.equal(await node.locator('.fingerprint').textContent(), asked.body.fingerprint);
+    assert.ok(await page.locator('#grants-multi-user').isHidden());
+    assert.ok(await page.locator('#sign-in').isVisible());
+    assert.ok(await node.getByRole('button', { name: 'Approve', exact: true }).isDisabled());
+    assert.ok(await node.getByRole('button', { name: 'Deny', exact: true }).isDisabled());
+    assert.equal(await node.locator('.hint').textContent(), 'Sign in to approve or deny.');
+    assert.equal((await request('GET', `${app.url}/api/_a2app/grants/${asked.body.id}`)).body.status, 'pending');
   });
 });
 

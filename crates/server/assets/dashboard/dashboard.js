@@ -1,7 +1,9 @@
 // The a2app dashboard at /_/: identity, describe, the receipts of recent
 // writes (live, through the realtime stream), how to connect an agent, and the
 // consent screen for grants. Its only writes are a person's decisions on
-// grants (approve, deny, revoke); it never sees the agent token.
+// grants (approve, deny, revoke); it never sees the agent token. In a
+// multi-user app it signs a user in to decide on the grant it was opened at,
+// and keeps that user's token in this page's memory only.
 //
 // Everything an app or an agent wrote (an agent's name above all) is put in the
 // page as text, through `el` and `textContent`; never as markup.
@@ -10,21 +12,8 @@ const $ = (sel) => document.querySelector(sel);
 const TIMEOUT_MS = 15000;
 const KEEP = 200;
 
-async function get(path) {
-  const res = await fetch(path, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
-  const body = await res.json().catch(() => null);
-  if (!res.ok) throw new Error(body?.message || `HTTP ${res.status}`);
-  return body;
-}
-
-/** A person's decision: POST with an optional JSON body; a refusal throws with its code. */
-async function post(path, json) {
-  const init = { method: 'POST', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) };
-  if (json !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(json);
-  }
-  const res = await fetch(path, init);
+/** An answer's JSON body; a refusal throws with the envelope's message and code. */
+async function answered(res) {
   const body = await res.json().catch(() => null);
   if (!res.ok) {
     const e = new Error(body?.message || `HTTP ${res.status}`);
@@ -33,6 +22,27 @@ async function post(path, json) {
   }
   return body;
 }
+
+async function get(path) {
+  return answered(await fetch(path, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) }));
+}
+
+/**
+ * A person's decision: POST with an optional JSON body, and in a multi-user
+ * app the signed-in user's token; a refusal throws with its code.
+ */
+async function post(path, json, token) {
+  const init = { method: 'POST', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) };
+  if (json !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(json);
+  }
+  if (token) init.headers.Authorization = token;
+  return answered(await fetch(path, init));
+}
+
+/** How a refusal reads on the page: its message, then its code. */
+const refusal = (e) => `${e.message}${e.code ? ` (${e.code})` : ''}`;
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -210,8 +220,15 @@ function drawIdentity(id) {
 const GRANTS_EVERY_MS = 4000;
 /** describe, for putting scopes in words; set by start(). */
 let described = { operations: [] };
-/** A multi-user app's grants are decided by a signed-in user, which this page never is. */
+/**
+ * A multi-user app's grants are decided by a signed-in user: this page lists
+ * none, and signs a user in only to decide on the grant it was opened at.
+ */
 let multiUser = false;
+/** In a multi-user app, who is signed in on this page: `{token, record}`, kept in memory only, never stored. */
+let signedIn = null;
+/** In a multi-user app, the grant this page was opened at (`#grant=<id>`). */
+let linkedGrant = null;
 /** Pending and active grants drawn: id → {sig, node}. A node is kept while its grant is unchanged, so ticks survive a refresh. */
 const grantNodes = new Map();
 let closedSig = '';
@@ -253,6 +270,7 @@ function scopeText(scope) {
 
 function actsForWords(actsFor) {
   if (actsFor === 'owner') return 'the app\'s owner (you)';
+  if (signedIn && actsFor === `user:${signedIn.record.id}`) return `you (${signedIn.record.email || signedIn.record.id})`;
   if (actsFor.startsWith('user:')) return `user ${actsFor.slice(5)}`;
   return actsFor || 'nobody yet';
 }
@@ -333,21 +351,32 @@ function returnTo(raw) {
   window.location.assign(url.href);
 }
 
-/** Runs a decision on grant `g` from `node`; a refusal is shown, and the list is read again either way. */
+/** Whether this page may decide now: always in a single-user app, once a user signed in in a multi-user one. */
+const mayDecide = () => !multiUser || signedIn !== null;
+
+/** Lets every pending grant shown set its buttons again (after a sign-in, a sign-out or a refusal). */
+function refreshDecisions() {
+  for (const node of document.querySelectorAll('#grants-pending .grant')) node.dispatchEvent(new Event('decisions'));
+}
+
+/** Runs a decision on grant `g` from `node`; a refusal is shown, and the grants are read again either way. */
 async function decide(node, g, verb, body) {
   const buttons = node.querySelectorAll('button');
   for (const b of buttons) b.disabled = true;
   const error = $('#grants-error');
   let answer = null;
   try {
-    answer = await post(`/api/_a2app/grants/${encodeURIComponent(g.id)}/${verb}`, body);
+    answer = await post(`/api/_a2app/grants/${encodeURIComponent(g.id)}/${verb}`, body, signedIn?.token);
     error.hidden = true;
   } catch (e) {
-    error.textContent = `Could not ${verb} the grant of ${grantName(g)}: ${e.message}${e.code ? ` (${e.code})` : ''}`;
+    error.textContent = `Could not ${verb} the grant of ${grantName(g)}: ${refusal(e)}`;
     error.hidden = false;
     for (const b of buttons) b.disabled = false;
+    // A user's token that no longer holds is forgotten, so the form asks again.
+    if (multiUser && e.code === 'unauthorized') signOut();
+    node.dispatchEvent(new Event('decisions'));
   }
-  await readGrants();
+  await (multiUser ? readLinkedGrant() : readGrants());
   // An app's sign-in goes on in the app: the answer says where (with the code, or the refusal).
   if (verb !== 'revoke' && typeof answer?.redirect === 'string') returnTo(answer.redirect);
 }
@@ -359,11 +388,13 @@ function pendingGrant(g) {
   const deny = el('button', { type: 'button', class: 'danger', 'data-action': 'deny' }, 'Deny');
   const hint = el('span', { class: 'muted small hint' });
   const checked = () => [...list.querySelectorAll('input[type="checkbox"]')].filter((b) => b.checked).map((b) => b.value);
-  list.addEventListener('change', () => {
+  const buttons = () => {
     const none = checked().length === 0;
-    approve.disabled = none;
-    hint.textContent = none ? 'Tick at least one, or deny.' : '';
-  });
+    approve.disabled = none || !mayDecide();
+    deny.disabled = !mayDecide();
+    hint.textContent = !mayDecide() ? 'Sign in to approve or deny.' : none ? 'Tick at least one, or deny.' : '';
+  };
+  list.addEventListener('change', buttons);
   const node = el('article', { class: 'grant grant-pending', 'data-grant': g.id, 'data-status': g.status, 'data-kind': g.client ? 'sign-in' : 'key', tabindex: '-1' },
     el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, grantName(g)), el('span', { class: 'muted small' }, g.client ? ' asks to sign in' : ' asks for access')),
     signInNote(g),
@@ -372,6 +403,8 @@ function pendingGrant(g) {
     el('div', { class: 'grant-actions' }, approve, deny, hint));
   approve.addEventListener('click', () => decide(node, g, 'approve', { scopes: checked() }));
   deny.addEventListener('click', () => decide(node, g, 'deny'));
+  node.addEventListener('decisions', buttons);
+  buttons();
   return node;
 }
 
@@ -472,14 +505,111 @@ function readGrants() {
   return grantsReading;
 }
 
+// ---------------------------------------------------------------- signing in (multi-user)
+
+let linkedReading = null;
+
+/** Reads the grant this page was opened at, by its id (pending grants are listed to nobody but the owner). */
+function readLinkedGrant() {
+  if (!linkedGrant) return Promise.resolve();
+  linkedReading ||= (async () => {
+    const id = linkedGrant;
+    try {
+      const g = await get(`/api/_a2app/grants/${encodeURIComponent(id)}`);
+      if (id === linkedGrant) drawGrants([g]);
+      $('#grants-count').dataset.failed = '';
+    } catch (e) {
+      wantedGrant = null;
+      // A grant linked before is not this link's: nothing is left to decide on.
+      if (id === linkedGrant) drawGrants([]);
+      const error = $('#grants-error');
+      error.textContent = `The grant in this link (${id}) could not be read: ${refusal(e)}`;
+      error.hidden = false;
+      $('#grants-count').dataset.failed = 'true';
+    } finally {
+      linkedReading = null;
+      // The link changed while this read was out: read the grant it names now.
+      if (linkedGrant !== id) readLinkedGrant();
+    }
+  })();
+  return linkedReading;
+}
+
+/** Shows who is signed in (or the form), and lets the grants shown set their buttons. */
+function drawSignedIn() {
+  $('#sign-in').hidden = signedIn !== null;
+  $('#signed-in').hidden = signedIn === null;
+  $('#signed-in-as').textContent = signedIn ? `Signed in as ${signedIn.record.email || signedIn.record.id}` : '';
+  refreshDecisions();
+}
+
+function signOut() {
+  signedIn = null;
+  drawSignedIn();
+}
+
+/** The sign-in form: the user's token goes to this page's memory, nowhere else. */
+async function signIn(event) {
+  event.preventDefault();
+  const form = $('#sign-in');
+  const error = $('#sign-in-error');
+  const submit = form.querySelector('button[type="submit"]');
+  submit.disabled = true;
+  try {
+    const answer = await post('/api/collections/users/auth-with-password', {
+      identity: $('#sign-in-email').value.trim(),
+      password: $('#sign-in-password').value,
+    });
+    signedIn = { token: answer.token, record: answer.record };
+    error.hidden = true;
+  } catch (e) {
+    error.textContent = `Could not sign in: ${refusal(e)}`;
+    error.hidden = false;
+  } finally {
+    $('#sign-in-password').value = '';
+    submit.disabled = false;
+  }
+  drawSignedIn();
+}
+
+/** A multi-user app's page opened at a grant: that grant, and a form to sign in and decide on it. */
+function startLinkedGrant() {
+  linkedGrant = wantedGrant;
+  $('#grants-sign-in').hidden = false;
+  $('#sign-in').addEventListener('submit', signIn);
+  $('#sign-out').addEventListener('click', signOut);
+  $('#grants-refresh').addEventListener('click', () => readLinkedGrant());
+  window.addEventListener('hashchange', () => {
+    const id = grantFromHash();
+    if (!id || id === linkedGrant) return;
+    linkedGrant = id;
+    wantedGrant = id;
+    $('#grants-error').hidden = true;
+    readLinkedGrant();
+  });
+  drawSignedIn();
+  return readLinkedGrant();
+}
+
 function startGrants(doc) {
   described = doc;
   multiUser = doc.app?.authMode === 'multi-user';
   wantedGrant = grantFromHash();
+  if (multiUser && wantedGrant) return startLinkedGrant();
   if (multiUser) {
     $('#grants-multi-user').hidden = false;
     $('#grants-refresh').hidden = true;
     $('#grants-empty').hidden = true;
+    // A link to a grant opened in this tab later opens it as a first load would.
+    const opened = () => {
+      wantedGrant = grantFromHash();
+      if (!wantedGrant) return;
+      window.removeEventListener('hashchange', opened);
+      $('#grants-multi-user').hidden = true;
+      $('#grants-refresh').hidden = false;
+      startLinkedGrant();
+    };
+    window.addEventListener('hashchange', opened);
     return Promise.resolve();
   }
   $('#grants-refresh').addEventListener('click', () => readGrants());
