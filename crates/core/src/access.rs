@@ -82,8 +82,8 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
     let token_ok = creds.token.as_deref().is_some_and(is_agent_token)
         || (creds.token.is_none() && creds.authorization.as_deref().is_some_and(is_agent_token));
     if let Some(origin) = creds.origin.as_deref().filter(|o| !o.is_empty()) {
-        let own =
-            is_own_origin(origin, creds.port) || http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin));
+        let own = is_own_origin(app, origin, host, creds.port)
+            || http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin));
         if !own {
             return Err(Error::ForbiddenOrigin(origin.to_owned()));
         }
@@ -109,8 +109,8 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
 
 /// Whether a browser origin may call the app: its own loopback page, or one
 /// listed in `[http] allowed_origins`.
-pub fn origin_allowed(app: &App, origin: &str, port: u16) -> bool {
-    is_own_origin(origin, port)
+pub fn origin_allowed(app: &App, origin: &str, host: &str, port: u16) -> bool {
+    is_own_origin(app, origin, host, port)
         || app.definition.config.http.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
 }
 
@@ -145,8 +145,19 @@ fn is_loopback_name(host: &str) -> bool {
         || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// `http://localhost:PORT`, `http://127.0.0.1:PORT`, `http://[::1]:PORT`.
-fn is_own_origin(origin: &str, port: u16) -> bool {
+/// The app's own page. On loopback: a loopback origin on the port the app
+/// listens on (`http://localhost:PORT`, `http://127.0.0.1:PORT`,
+/// `http://[::1]:PORT`), as the contract has it. Through a deployed host
+/// name: that name's own origin (`https://<host>`), never a loopback one,
+/// which any program could send from afar.
+fn is_own_origin(app: &App, origin: &str, host: &str, port: u16) -> bool {
+    if is_loopback_name(&strip_port(host).to_ascii_lowercase()) {
+        return loopback_origin(origin, port);
+    }
+    base_url(app, host).is_ok_and(|own| own.eq_ignore_ascii_case(origin))
+}
+
+fn loopback_origin(origin: &str, port: u16) -> bool {
     let Some(rest) = origin.strip_prefix("http://") else { return false };
     let Some((host, p)) = rest.rsplit_once(':') else { return false };
     let host = host.trim_start_matches('[').trim_end_matches(']');
@@ -197,10 +208,10 @@ mod tests {
         for h in ["example.com", "10.0.0.1:8090", "localhost.evil.com"] {
             assert!(!is_loopback_name(strip_port(h)), "{h}");
         }
-        assert!(is_own_origin("http://localhost:8090", 8090));
-        assert!(is_own_origin("http://[::1]:8090", 8090));
-        assert!(!is_own_origin("http://localhost:9999", 8090));
-        assert!(!is_own_origin("https://evil.example", 8090));
-        assert!(!is_own_origin("null", 8090));
+        assert!(loopback_origin("http://localhost:8090", 8090));
+        assert!(loopback_origin("http://[::1]:8090", 8090));
+        assert!(!loopback_origin("http://localhost:9999", 8090));
+        assert!(!loopback_origin("https://evil.example", 8090));
+        assert!(!loopback_origin("null", 8090));
     }
 }

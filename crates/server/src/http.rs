@@ -118,7 +118,8 @@ async fn cors(axum::extract::State(state): axum::extract::State<State>, request:
     // The discovery documents are public: they send their own `*` CORS headers.
     let public = discovery::is_public(request.uri().path());
     let Some(origin) = origin.filter(|_| !public) else { return next.run(request).await };
-    let allowed = a2app_core::access::origin_allowed(&state.app, &origin, state.port);
+    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let allowed = a2app_core::access::origin_allowed(&state.app, &origin, host, state.port);
     let preflight = request.method() == axum::http::Method::OPTIONS
         && request.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     if preflight && !allowed {

@@ -85,19 +85,18 @@ async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> 
 /// Grants are listed to a person only, and the page is recognised by its
 /// Origin; but a browser sends no Origin on a same-origin GET. It does send
 /// `Sec-Fetch-Site: same-origin`, which no script can set, so here that
-/// header stands for the page's own origin (`http://` and the Host it
-/// requested) and every usual check follows: the Host, the origin's port,
-/// the rate limit. A request that carries an Origin is taken as it is.
+/// header stands for the page's own origin (the app's URL through the Host
+/// it requested: `http://` on loopback, `https://` for a deployed host) and
+/// every usual check follows: the Host, the rate limit. A request that
+/// carries an Origin is taken as it is.
 async fn grants(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     let mut headers = headers;
     let same_origin =
         headers.get(HeaderName::from_static("sec-fetch-site")).is_some_and(|v| v.as_bytes() == b"same-origin");
     if same_origin
         && !headers.contains_key(header::ORIGIN)
-        && let Some(origin) = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| HeaderValue::from_str(&format!("http://{h}")).ok())
+        && let Some(origin) =
+            super::oauth::base(&state, &headers).ok().and_then(|base| HeaderValue::from_str(&base).ok())
     {
         headers.insert(header::ORIGIN, origin);
     }

@@ -110,3 +110,23 @@ async fn an_allowed_origin_gets_cors_and_may_write() {
     assert_eq!(status, 200, "{created}");
     assert_eq!(created["_receipt"]["caller"], "own_ui");
 }
+
+#[tokio::test]
+async fn through_a_deployed_host_only_that_hosts_own_origin_is_the_page() {
+    let t =
+        TestApp::with_config(|toml| toml.replace("allowed_hosts = []", "allowed_hosts = [\"app.example.com\"]")).await;
+    let url = format!("{}/api/collections/lists/records", t.url);
+    let port = t.url.rsplit(':').next().unwrap().to_owned();
+    // A loopback origin sent to the public name: any program far away could send it.
+    let forged = format!("http://localhost:{port}");
+    let req = t.http.post(&url).header("host", "app.example.com").header("origin", &forged);
+    let (status, body) = t.send(req, Some(json!({"name": "x"}))).await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("forbidden_origin")));
+    // The page served under that name is its own.
+    let req = t.http.post(&url).header("host", "app.example.com").header("origin", "https://app.example.com");
+    let (status, body) = t.send(req, Some(json!({"name": "y"}))).await;
+    assert_eq!((status, body["name"].as_str()), (200, Some("y")));
+    // And on loopback, the loopback page still is.
+    let (status, _) = t.send(t.http.post(&url).header("origin", &forged), Some(json!({"name": "z"}))).await;
+    assert_eq!(status, 200);
+}
