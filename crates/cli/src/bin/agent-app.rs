@@ -192,7 +192,23 @@ fn serve(dir: &Path, http: &str, allow_destructive: bool) -> Result<()> {
             app.definition.config.id,
             app.definition.token_path().display()
         );
+        if let Some(warning) = deployed_single_user(&app.definition.config) {
+            eprintln!("{warning}");
+        }
         a2app_server::run(app, listener, shutdown_signal()).await.context("the server stopped")
+    })
+}
+
+/// A single-user app has no sign-in: whoever reaches its page is its person.
+/// On loopback that is this machine's user; under a deployed host name it is
+/// anyone who can reach that name, so serving one says so.
+fn deployed_single_user(config: &app::AppConfig) -> Option<String> {
+    let hosts = &config.http.allowed_hosts;
+    (config.auth_mode == app::AuthMode::SingleUser && !hosts.is_empty()).then(|| {
+        format!(
+            "warning: this single-user app also answers {}: anyone who reaches it there acts as its owner (its page writes without signing in, and approves agents' grants and sign-ins). Put it behind your proxy's sign-in, or make it multi-user (auth_mode = \"multi-user\").",
+            hosts.join(", ")
+        )
     })
 }
 
@@ -306,4 +322,22 @@ fn grants(dir: &Path, revoke: Option<&str>) -> Result<()> {
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serving_a_single_user_app_under_a_public_name_warns_who_its_person_is() {
+        let config = |extra: &str| app::config::parse(&format!("id = \"t\"\nname = \"T\"\n{extra}")).expect("config");
+        let hosts = "[http]\nallowed_hosts = [\"board.example.com\"]\n";
+        let warning = deployed_single_user(&config(hosts)).expect("a warning");
+        assert!(
+            warning.starts_with("warning: this single-user app also answers board.example.com: anyone"),
+            "{warning}"
+        );
+        assert_eq!(deployed_single_user(&config("")), None);
+        assert_eq!(deployed_single_user(&config(&format!("auth_mode = \"multi-user\"\n{hosts}"))), None);
+    }
 }
