@@ -268,17 +268,8 @@ pub fn admit(app: &App) -> Result<(), OAuthError> {
     })
 }
 
-/// Where `/oauth/authorize` sends the browser.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Authorized {
-    /// A pending grant waits for the person: the consent screen for it.
-    Consent(String),
-    /// Back to the client with an error (its redirect URI was verified).
-    Redirect(String),
-}
-
-/// An authorization request. Errors before the redirect URI is verified are
-/// answered here (never redirected); later ones go back to the client. A
+/// An authorization request: the id of the pending grant it made, for the
+/// consent screen; errors are shown to the person, never redirected. A
 /// client id that is a URL ([`is_document_id`]) comes with its metadata
 /// document as the caller fetched it (or why it could not).
 pub async fn authorize(
@@ -286,7 +277,7 @@ pub async fn authorize(
     base: &str,
     params: &HashMap<String, String>,
     document: Option<Result<Value, String>>,
-) -> Result<Authorized, OAuthError> {
+) -> Result<String, OAuthError> {
     let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
     let client = if is_document_id(client_id) {
@@ -306,7 +297,9 @@ pub async fn authorize(
         })?
     };
     let redirect_uri = match param("redirect_uri") {
-        Some(uri) if client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => uri.to_owned(),
+        Some(uri) if redirect_allowed(uri) && client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => {
+            uri.to_owned()
+        }
         Some(uri) => {
             return Err(OAuthError::new(
                 "invalid_request",
@@ -319,48 +312,46 @@ pub async fn authorize(
         }
     };
     let state = param("state").map(str::to_owned);
-    let back = |error: &str, description: &str| {
-        Authorized::Redirect(with_query(
-            &redirect_uri,
-            &[("error", error), ("error_description", description), ("iss", base)],
-            state.as_deref(),
-        ))
-    };
+    // Until the person has seen the consent screen, errors are shown, not
+    // sent to the redirect URI: registration is open, so redirecting them
+    // would make this server an open redirector (RFC 9700 §4.11.2).
+    let refused = |error: &'static str, description: &str| Err(OAuthError::new(error, description));
     if state.as_ref().is_some_and(|s| s.chars().count() > MAX_STATE_CHARS) {
-        return Ok(back("invalid_request", "state is too long"));
+        return refused("invalid_request", "state is too long");
     }
     if param("response_type") != Some("code") {
-        return Ok(back("unsupported_response_type", "only response_type=code is supported"));
+        return refused("unsupported_response_type", "only response_type=code is supported");
     }
     let challenge = match (param("code_challenge"), param("code_challenge_method")) {
         (Some(c), Some("S256")) if is_pkce_text(c) && c.len() == 43 => c.to_owned(),
         _ => {
-            return Ok(back(
+            return refused(
                 "invalid_request",
                 "PKCE is required: code_challenge (S256, 43 characters) and code_challenge_method=S256",
-            ));
+            );
         }
     };
     let offered = scopes(app);
     let asked: Vec<String> = match param("scope") {
         None => offered.clone(),
-        Some(text) => text.split_whitespace().map(str::to_owned).collect(),
+        // Scope tokens are separated by spaces (RFC 6749 §3.3), nothing else.
+        Some(text) => text.split(' ').filter(|t| !t.is_empty()).map(str::to_owned).collect(),
     };
     if let Some(unknown) = asked.iter().find(|s| !offered.contains(s)) {
-        return Ok(back(
+        return refused(
             "invalid_scope",
             &format!("{} is not a scope of this app; the metadata lists them", shorten(unknown)),
-        ));
+        );
     }
     if asked.is_empty() || asked.len() > grants::MAX_SCOPES {
-        return Ok(back("invalid_scope", &format!("ask for 1 to {} scopes", grants::MAX_SCOPES)));
+        return refused("invalid_scope", &format!("ask for 1 to {} scopes", grants::MAX_SCOPES));
     }
     let audience = resource(base);
     if let Some(target) = param("resource").filter(|r| r.trim_end_matches('/') != audience) {
-        return Ok(back(
+        return refused(
             "invalid_target",
             &format!("this server issues tokens for {audience} only, not {}", shorten(target)),
-        ));
+        );
     }
     // A grant's order (see `scopes`): every asked scope is an offered one.
     let asked: BTreeSet<Scope> = asked.iter().filter_map(|s| Scope::parse(s)).collect();
@@ -400,10 +391,12 @@ pub async fn authorize(
     let store = Arc::clone(&app.store);
     let stored = grant.clone();
     match blocking(move || Ok(store.ask_grant(&stored, limits, &audit, Some(&request))?)).await? {
-        GrantRoom::Asked => Ok(Authorized::Consent(grant.id)),
-        GrantRoom::KeyFull | GrantRoom::Full => {
-            Ok(back("temporarily_unavailable", "too many sign-ins wait for a person's decision; try again later"))
-        }
+        GrantRoom::Asked => Ok(grant.id),
+        GrantRoom::KeyFull | GrantRoom::Full => Err(OAuthError {
+            status: 429,
+            error: "temporarily_unavailable",
+            description: "too many sign-ins wait for a person's decision; try again later".into(),
+        }),
     }
 }
 
@@ -558,13 +551,15 @@ fn with_query(uri: &str, params: &[(&str, &str)], state: Option<&str>) -> String
 
 /// A redirect URI a client may register: HTTPS, HTTP on a loopback address
 /// (a native app's local listener), or a private-use scheme with a dot
-/// (RFC 8252); never a fragment, never a script or data URL.
+/// (RFC 8252); printable ASCII only, never a fragment or user information,
+/// never a script or data URL.
 fn redirect_allowed(uri: &str) -> bool {
-    if uri.len() > MAX_URI_CHARS || uri.contains('#') || uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if uri.len() > MAX_URI_CHARS || uri.contains('#') || !uri.bytes().all(|b| b.is_ascii_graphic()) {
         return false;
     }
     if let Some(rest) = uri.strip_prefix("https://") {
-        return !rest.is_empty() && !rest.starts_with('/');
+        let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+        return !authority.is_empty() && !authority.contains('@');
     }
     if let Some(rest) = uri.strip_prefix("http://") {
         return loopback_authority(rest).is_some();
@@ -579,16 +574,21 @@ fn redirect_allowed(uri: &str) -> bool {
     }
 }
 
-/// For `http://` URIs on a loopback address: the part after the port.
+/// For what follows `http://`: the loopback host and what comes after the
+/// authority (path and query), when the authority is exactly a loopback
+/// host (`localhost`, `127.x.y.z`, `[::1]`) and an optional numeric port.
 fn loopback_authority(rest: &str) -> Option<(&str, &str)> {
-    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    let (authority, path) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => v6.split_once(']')?,
+        None => authority.split_once(':').map_or((authority, ""), |(h, _)| (h, &authority[h.len()..])),
     };
-    let loopback =
-        host == "localhost" || host == "::1" || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
-    loopback.then_some((host, path))
+    let port_ok = port.is_empty()
+        || port.strip_prefix(':').is_some_and(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host == "::1"
+        || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
+    (port_ok && loopback).then_some((host, path))
 }
 
 /// Whether `given` is the registered `registered`: exactly, or, for a
@@ -640,6 +640,12 @@ mod tests {
             "data:text/html,x",
             "https:///nohost",
             "http://127.0.0.1.evil.com/cb",
+            "http://127.0.0.1:1@evil.example/cb",
+            "http://localhost:@evil.example/cb",
+            "http://[::1]:1@evil.example/cb",
+            "https://trusted.example@evil.example/cb",
+            "http://127.0.0.1:\r\nSet-Cookie:a=b/cb",
+            "https://ex\u{e4}mple.com/cb",
             "",
         ] {
             assert!(!redirect_allowed(bad), "{bad}");
@@ -653,6 +659,8 @@ mod tests {
         assert!(!redirect_matches("http://127.0.0.1/cb", "http://127.0.0.1:5000/other"));
         assert!(!redirect_matches("http://127.0.0.1/cb", "http://localhost:5000/cb"));
         assert!(!redirect_matches("https://a.example/cb", "https://a.example:444/cb"));
+        assert!(!redirect_matches("http://127.0.0.1/callback", "http://127.0.0.1:1@evil.example/callback"));
+        assert!(!redirect_matches("http://[::1]/cb", "http://[::1]:1@evil.example/cb"));
         assert!(redirect_matches("https://a.example/cb", "https://a.example/cb"));
     }
 

@@ -5,7 +5,7 @@
 //! it reads a cookie or an ambient credential, so CORS opens nothing.
 
 use super::{ApiError, State};
-use a2app_core::oauth::{self, Authorized, OAuthError};
+use a2app_core::oauth::{self, OAuthError};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Query, State as S};
@@ -75,7 +75,7 @@ async fn register(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Respon
 }
 
 /// The person's browser arrives here from the client: to the consent
-/// screen for the new pending grant, or back to the client with an error.
+/// screen for the new pending grant, or an error shown to them.
 async fn authorize(S(state): S<State>, headers: HeaderMap, Query(params): Query<HashMap<String, String>>) -> Response {
     let base = match base(&state, &headers) {
         Ok(b) => b,
@@ -95,8 +95,7 @@ async fn authorize(S(state): S<State>, headers: HeaderMap, Query(params): Query<
         None => None,
     };
     match oauth::authorize(&state.app, &base, &params, document).await {
-        Ok(Authorized::Consent(grant)) => see_other(&format!("/_/#grant={grant}")),
-        Ok(Authorized::Redirect(url)) => see_other(&url),
+        Ok(grant) => see_other(&format!("/_/#grant={grant}")),
         Err(e) => shown(&e),
     }
 }
