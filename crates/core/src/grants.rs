@@ -294,12 +294,25 @@ pub async fn token(app: &Arc<App>, id: &str, body: &Value) -> Result<AccessToken
     }
 }
 
+/// Ends a grant on the app's own account (no person asked): its tokens
+/// showed signs of theft. Audited as any revocation, with `why`.
+pub(crate) async fn end(app: &Arc<App>, id: &str, why: &str) -> Result<(), Error> {
+    let current = get(app, id).await?;
+    let text = format!("Revoked the grant of \"{}\": {why}", current.agent);
+    let caller = Caller::anonymous();
+    step(app, &caller, &current, GrantStep::Revoke { acts_for: None }, text, "revoke").await.map(|_| ())
+}
+
 /// The caller an access token makes: the grant's agent, acting for its
 /// person with its scopes; `unauthorized` for an unknown, expired or
 /// revoked token.
 pub async fn authenticate(app: &Arc<App>, token: &str) -> Result<Caller, Error> {
-    let invalid =
-        || Error::Unauthorized("the grant token is unknown, expired or revoked; trade a new signature for one".into());
+    let invalid = || {
+        Error::Unauthorized(
+            "the grant token is unknown, expired or revoked; get a new one (sign in again, or trade a new signature)"
+                .into(),
+        )
+    };
     let hash = digest(token);
     let now = crate::datetime::format(app.clock.now());
     let key = hash.clone();

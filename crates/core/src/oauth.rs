@@ -292,9 +292,13 @@ pub async fn authorize(
     } else {
         let store = Arc::clone(&app.store);
         let id = client_id.to_owned();
-        blocking(move || Ok(store.oauth_client(&id)?)).await?.ok_or_else(|| {
+        let mut client = blocking(move || Ok(store.oauth_client(&id)?)).await?.ok_or_else(|| {
             OAuthError::new("invalid_client", "this client_id is not registered here; register at /oauth/register")
-        })?
+        })?;
+        // Clients make room for new ones by last use: one signing in stays.
+        client.created = crate::datetime::format(app.clock.now());
+        store_client(app, &client).await?;
+        client
     };
     let redirect_uri = match param("redirect_uri") {
         Some(uri) if redirect_allowed(uri) && client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => {
@@ -519,9 +523,14 @@ async fn issue(
             return Err(OAuthError::new("invalid_grant", format!("the grant is {}", status.as_str())));
         }
         Err(GrantConflict::Replayed) => {
+            // Two holders of one refresh token: one of them stole it. The
+            // grant ends, visibly, for its person to see.
+            if let Err(e) = grants::end(app, grant_id, "a refresh token was used twice").await {
+                tracing::warn!(error = %e, grant = grant_id, "cannot end a grant after a refresh token was reused");
+            }
             return Err(OAuthError::new(
                 "invalid_grant",
-                "this refresh token was used before, so every token of its grant is ended; sign in again",
+                "this refresh token was used before, so its grant is revoked; sign in again",
             ));
         }
         Err(GrantConflict::NotFound) => {

@@ -339,6 +339,8 @@ pub struct OAuthClient {
     pub id: String,
     pub name: String,
     pub redirect_uris: Vec<String>,
+    /// When it registered, or last began a sign-in: room for new clients is
+    /// made from the longest unused.
     pub created: String,
 }
 

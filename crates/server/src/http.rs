@@ -206,8 +206,12 @@ async fn envelope_errors(request: Request, next: Next) -> Response {
 pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     // PocketBase clients send the bare token; MCP hosts send `Bearer <token>`.
+    // The scheme is case-insensitive (RFC 9110 §11.1).
     let authorization = text("authorization")
-        .map(|a| a.strip_prefix("Bearer ").map(str::to_owned).unwrap_or(a))
+        .map(|a| match a.get(..7) {
+            Some(scheme) if scheme.eq_ignore_ascii_case("bearer ") => a[7..].to_owned(),
+            _ => a,
+        })
         .filter(|a| !a.trim().is_empty());
     Credentials {
         host: text("host"),

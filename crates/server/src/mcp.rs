@@ -104,7 +104,8 @@ async fn gate(S(state): S<State>, mut request: Request, next: Next) -> Response 
             request.extensions_mut().insert(caller);
             next.run(request).await
         }
-        Err(e @ Error::Unauthorized(_)) if sign_in => challenge(&state, base.as_deref(), e, Some("invalid_token")),
+        // A refused credential always learns where to sign in again.
+        Err(e @ Error::Unauthorized(_)) => challenge(&state, base.as_deref(), e, Some("invalid_token")),
         Err(e) => http::ApiError(e).into_response(),
     }
 }

@@ -81,6 +81,17 @@ async fn authorize(S(state): S<State>, headers: HeaderMap, Query(params): Query<
         Ok(b) => b,
         Err(e) => return ApiError(e).into_response(),
     };
+    // A sign-in is a page the person opens. A browser says what a request
+    // is for: an image or a script of some other page, fired in the
+    // background, must not leave pending grants behind.
+    let mode = headers.get("sec-fetch-mode").and_then(|v| v.to_str().ok());
+    if mode.is_some_and(|m| m != "navigate") {
+        return shown(&OAuthError {
+            status: 400,
+            error: "invalid_request",
+            description: "open the authorization URL as a page".into(),
+        });
+    }
     if let Err(e) = oauth::admit(&state.app) {
         return shown(&e);
     }

@@ -131,6 +131,14 @@ async fn code_for_token(t: &TestApp, client: &str, code: &str, redirect: &str) -
     .await
 }
 
+/// The id of the newest grant of `client` (as the owner lists them).
+async fn grant_of(t: &TestApp, client: &str) -> String {
+    let (_, list) = t.call("GET", "/api/_a2app/grants", None).await;
+    let items = list["items"].as_array().unwrap();
+    let mine = items.iter().find(|g| g["client"]["id"] == client).unwrap();
+    mine["id"].as_str().unwrap().to_owned()
+}
+
 /// An MCP `tools/list` with `token`: the status and tool names.
 async fn tools(t: &TestApp, token: &str) -> (u16, Vec<String>) {
     let bearer = format!("Bearer {token}");
@@ -198,7 +206,27 @@ async fn metadata_and_the_challenge_start_the_flow() {
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["code"], "unauthorized");
 
-    // The agent token still works; a wrong one is challenged as invalid.
+    // A page's image or script cannot start a sign-in in the background.
+    let client = register(&t).await;
+    let query = serde_urlencoded::to_string([
+        ("response_type", "code"),
+        ("client_id", client.as_str()),
+        ("code_challenge", challenge(VERIFIER).as_str()),
+        ("code_challenge_method", "S256"),
+    ])
+    .unwrap();
+    let url = format!("{}/oauth/authorize?{query}", t.url);
+    let resp = browser().get(&url).header("sec-fetch-mode", "no-cors").send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let (_, list) = t.call("GET", "/api/_a2app/grants", None).await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 0, "no grant was made");
+    let resp = browser().get(&url).header("sec-fetch-mode", "navigate").send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 303);
+
+    // The agent token still works (the scheme in any case); a wrong one is challenged as invalid.
+    let lower = format!("bearer {}", t.token);
+    let (status, _) = crate::mcp::rpc(&t, &[("authorization", &lower)], "tools/list", json!({})).await;
+    assert_eq!(status, 200);
     let (status, names) = tools(&t, &t.token).await;
     assert_eq!((status, names.contains(&"create".to_owned())), (200, true));
     let resp = t.http.post(format!("{}/mcp", t.url)).header("authorization", "Bearer nope").send().await.unwrap();
@@ -292,6 +320,9 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
         trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
     assert_eq!((status, replay["error"].as_str()), (400, Some("invalid_grant")));
     assert_eq!(tools(&t, &new_access).await.0, 401);
+    // The grant is revoked for its person to see, and the audit says why.
+    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{}", grant_of(&t, &client).await), None).await;
+    assert_eq!(ended["status"], "revoked");
     let newer = second["refresh_token"].as_str().unwrap();
     let (status, _) =
         trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", newer), ("client_id", &client)]).await;
