@@ -131,14 +131,6 @@ async fn code_for_token(t: &TestApp, client: &str, code: &str, redirect: &str) -
     .await
 }
 
-/// The id of the newest grant of `client` (as the owner lists them).
-async fn grant_of(t: &TestApp, client: &str) -> String {
-    let (_, list) = t.call("GET", "/api/_a2app/grants", None).await;
-    let items = list["items"].as_array().unwrap();
-    let mine = items.iter().find(|g| g["client"]["id"] == client).unwrap();
-    mine["id"].as_str().unwrap().to_owned()
-}
-
 /// An MCP `tools/list` with `token`: the status and tool names.
 async fn tools(t: &TestApp, token: &str) -> (u16, Vec<String>) {
     let bearer = format!("Bearer {token}");
@@ -287,7 +279,7 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
     assert_eq!((status, refused["error_description"].as_str()), (400, Some("the code is unknown, used or expired")));
 
     // A fresh sign-in, traded properly.
-    let (_, back) = approved(&t, &client, Some(json!(["data:cards:read"]))).await;
+    let (signed_in, back) = approved(&t, &client, Some(json!(["data:cards:read"]))).await;
     let (status, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
     assert_eq!(status, 200, "{tokens}");
     assert_eq!(tokens["token_type"], "Bearer");
@@ -321,7 +313,7 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
     assert_eq!((status, replay["error"].as_str()), (400, Some("invalid_grant")));
     assert_eq!(tools(&t, &new_access).await.0, 401);
     // The grant is revoked for its person to see, and the audit says why.
-    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{}", grant_of(&t, &client).await), None).await;
+    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{signed_in}"), None).await;
     assert_eq!(ended["status"], "revoked");
     let newer = second["refresh_token"].as_str().unwrap();
     let (status, _) =
