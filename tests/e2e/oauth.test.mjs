@@ -12,11 +12,11 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { launchBrowser, request, screenshotPath, startApp } from './lib.mjs';
+import { startReturnServer, watchReturning } from './oauth_lib.mjs';
 
 const APP_PORT = 18497;
 const RETURN_PORT = 18495;
@@ -42,30 +42,6 @@ function signIn(dir) {
     : `${toml.trimEnd()}\n\n[mcp]\nsign_in = true\n`);
 }
 
-/** The host's redirect URI: a loopback server that hands each return to the test. */
-function startReturnServer() {
-  const unclaimed = [];
-  const waiting = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, `http://${RETURN_HOST}`);
-    if (url.pathname !== '/callback') {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>Signed in</title><p id="back">Back in the host. You can close this tab.</p>');
-    const waiter = waiting.shift();
-    if (waiter) waiter(url); else unclaimed.push(url);
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(RETURN_PORT, '127.0.0.1', () => resolve({
-      /** The next return to arrive, as the URL the browser asked for. */
-      next: () => (unclaimed.length ? Promise.resolve(unclaimed.shift()) : new Promise((r) => waiting.push(r))),
-      stop: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
-    }));
-  });
-}
 
 /**
  * The host's side of OAuth, kept in memory as one session: its registration,
@@ -126,20 +102,6 @@ function loggingFetch(log) {
   };
 }
 
-/**
- * Collects what the dashboard's "returning" line says as it is shown: the page
- * leaves at once, so the line is reported through a binding, which outlives it.
- */
-async function watchReturning(page) {
-  const shown = [];
-  await page.exposeBinding('__returningShown', (_source, text) => { shown.push(text); });
-  await page.evaluate(() => {
-    const line = document.getElementById('grants-returning');
-    new MutationObserver(() => { if (!line.hidden) window.__returningShown(line.textContent); })
-      .observe(line, { childList: true, characterData: true, subtree: true, attributes: true });
-  });
-  return shown;
-}
 
 const transportFor = (session, log) => new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
   authProvider: session,
@@ -206,7 +168,7 @@ describe('an MCP host signs in over OAuth', { timeout: 240000 }, () => {
 
   before(async () => {
     app = await startApp({ port: APP_PORT, configure: signIn });
-    back = await startReturnServer();
+    back = await startReturnServer(RETURN_PORT);
     context = await launchBrowser();
   });
 

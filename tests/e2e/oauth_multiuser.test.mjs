@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser, request, screenshotPath, startApp } from './lib.mjs';
+import { startReturnServer, watchReturning } from './oauth_lib.mjs';
 
 const APP_PORT = 18493;
 const RETURN_PORT = 18489;
@@ -38,30 +38,6 @@ function multiUserSignIn(dir) {
   fs.writeFileSync(file, `${toml.replace('auth_mode = "single-user"', 'auth_mode = "multi-user"').trimEnd()}\n\n[mcp]\nsign_in = true\n`);
 }
 
-/** The host's redirect URI: a loopback server that hands each return to the test. */
-function startReturnServer() {
-  const unclaimed = [];
-  const waiting = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, `http://${RETURN_HOST}`);
-    if (url.pathname !== '/callback') {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>Signed in</title><p id="back">Back in the host.</p>');
-    const waiter = waiting.shift();
-    if (waiter) waiter(url); else unclaimed.push(url);
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(RETURN_PORT, '127.0.0.1', () => resolve({
-      /** The next return to arrive, as the URL the browser asked for. */
-      next: () => (unclaimed.length ? Promise.resolve(unclaimed.shift()) : new Promise((r) => waiting.push(r))),
-      stop: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
-    }));
-  });
-}
 
 /**
  * The host's first steps, by hand: register a public client, make a PKCE
@@ -127,20 +103,6 @@ async function mcp(method, bearer, params = {}) {
   return { status: res.status, body };
 }
 
-/**
- * Collects what the dashboard's "returning" line says as it is shown: the page
- * leaves at once, so the line is reported through a binding, which outlives it.
- */
-async function watchReturning(page) {
-  const shown = [];
-  await page.exposeBinding('__returningShown', (_source, text) => { shown.push(text); });
-  await page.evaluate(() => {
-    const line = document.getElementById('grants-returning');
-    new MutationObserver(() => { if (!line.hidden) window.__returningShown(line.textContent); })
-      .observe(line, { childList: true, characterData: true, subtree: true, attributes: true });
-  });
-  return shown;
-}
 
 describe('an MCP host signs in over OAuth to a multi-user app', { timeout: 240000 }, () => {
   let app;
@@ -201,7 +163,7 @@ describe('an MCP host signs in over OAuth to a multi-user app', { timeout: 24000
 
   before(async () => {
     app = await startApp({ port: APP_PORT, configure: multiUserSignIn });
-    back = await startReturnServer();
+    back = await startReturnServer(RETURN_PORT);
     context = await launchBrowser();
     // The owner (the agent token) makes the user, as PocketBase's admin would.
     const made = await request('POST', `${BASE}/api/collections/users/records`, {
@@ -306,7 +268,7 @@ describe('an MCP host signs in over OAuth to a multi-user app', { timeout: 24000
     // The browser returns to the host with a code, the same state and the issuer.
     const at = await returned;
     await page.waitForURL(`${REDIRECT_URI}?**`);
-    assert.equal(await page.locator('#back').textContent(), 'Back in the host.');
+    assert.equal(await page.locator('#back').textContent(), 'Back in the host. You can close this tab.');
     assert.deepEqual(shown, [`Returning to ${RETURN_HOST}…`]);
     assert.deepEqual([...at.searchParams.keys()].sort(), ['code', 'iss', 'state']);
     assert.equal(at.searchParams.get('state'), asked.state);
