@@ -52,13 +52,20 @@ pub enum DiscoveryError {
     NoRemote { url: String, scheme: &'static str },
 }
 
-/// One JSON document by the same guarded GET as discovery's (addresses
-/// checked after resolution and on every redirect, the size and time
-/// limits): what an app's server uses to read an OAuth client's metadata
-/// document, a URL the client names.
+/// One JSON document at exactly `input` by the same guarded GET as
+/// discovery's (the address checked after resolution, the size and time
+/// limits), following no redirect: what an app's server uses to read an
+/// OAuth client's metadata document, which must be served at the URL the
+/// client names.
 pub async fn fetch_json(input: &str, allow_local: bool) -> Result<Value, DiscoveryError> {
     let url = Url::parse(input).map_err(|_| DiscoveryError::BadInput(input.to_owned()))?;
-    let doc = Fetcher::new(allow_local)?.get(&url).await?;
+    let fetcher = Fetcher { redirects: 0, ..Fetcher::new(allow_local)? };
+    let doc = fetcher.get(&url).await.map_err(|e| match e {
+        DiscoveryError::TooManyRedirects { url } => {
+            DiscoveryError::BadInput(format!("{url} redirects; the document must be served at that very URL"))
+        }
+        other => other,
+    })?;
     serde_json::from_slice(&doc.body)
         .map_err(|_| DiscoveryError::Unrecognized { url: redacted(&doc.url), what: "not JSON".into() })
 }
@@ -482,6 +489,8 @@ fn request_error(url: &Url, e: &reqwest::Error) -> DiscoveryError {
 struct Fetcher {
     http: reqwest::Client,
     allow_local: bool,
+    /// Redirects followed (each checked); past them, `TooManyRedirects`.
+    redirects: usize,
 }
 
 impl Fetcher {
@@ -489,7 +498,7 @@ impl Fetcher {
         let http = guarded_client(allow_local)
             .build()
             .map_err(|e| DiscoveryError::Unreachable { url: String::new(), detail: e.to_string() })?;
-        Ok(Fetcher { http, allow_local })
+        Ok(Fetcher { http, allow_local, redirects: MAX_REDIRECTS })
     }
 
     /// GET with the limits: at most five redirects, each checked, and ten
@@ -502,7 +511,7 @@ impl Fetcher {
 
     async fn follow(&self, url: &Url) -> Result<Doc, DiscoveryError> {
         let mut url = url.clone();
-        for _ in 0..=MAX_REDIRECTS {
+        for _ in 0..=self.redirects {
             check(&url, self.allow_local).await?;
             let mut resp = self
                 .http

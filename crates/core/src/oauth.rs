@@ -268,58 +268,25 @@ pub fn admit(app: &App) -> Result<(), OAuthError> {
     })
 }
 
-/// An authorization request: the id of the pending grant it made, for the
-/// consent screen; errors are shown to the person, never redirected. A
-/// client id that is a URL ([`is_document_id`]) comes with its metadata
-/// document as the caller fetched it (or why it could not).
-pub async fn authorize(
-    app: &Arc<App>,
-    base: &str,
-    params: &HashMap<String, String>,
-    document: Option<Result<Value, String>>,
-) -> Result<String, OAuthError> {
+/// What an authorization request asks, checked before anything is read,
+/// fetched or stored for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked {
+    challenge: String,
+    state: Option<String>,
+    scopes: Vec<String>,
+    audience: String,
+}
+
+/// Checks an authorization request's own parameters (PKCE, response type,
+/// scopes, resource, state). Every error before the person decided is shown
+/// to them, never sent to the redirect URI: registration is open, so
+/// redirecting errors would make this server an open redirector (RFC 9700
+/// §4.11.2).
+pub fn check(app: &App, base: &str, params: &HashMap<String, String>) -> Result<Asked, OAuthError> {
     let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
-    let client = if is_document_id(client_id) {
-        let document = document.unwrap_or_else(|| Err("it was not read".into())).map_err(|why| {
-            OAuthError::new("invalid_client", format!("cannot read the client's metadata document: {}", shorten(&why)))
-        })?;
-        let mut client = documented(client_id, &document)?;
-        // Kept so the token endpoint knows the client; read again at each sign-in.
-        client.created = crate::datetime::format(app.clock.now());
-        store_client(app, &client).await?;
-        client
-    } else {
-        let store = Arc::clone(&app.store);
-        let id = client_id.to_owned();
-        let mut client = blocking(move || Ok(store.oauth_client(&id)?)).await?.ok_or_else(|| {
-            OAuthError::new("invalid_client", "this client_id is not registered here; register at /oauth/register")
-        })?;
-        // Clients make room for new ones by last use: one signing in stays.
-        client.created = crate::datetime::format(app.clock.now());
-        store_client(app, &client).await?;
-        client
-    };
-    let redirect_uri = match param("redirect_uri") {
-        Some(uri) if redirect_allowed(uri) && client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => {
-            uri.to_owned()
-        }
-        Some(uri) => {
-            return Err(OAuthError::new(
-                "invalid_request",
-                format!("redirect_uri {} is not one this client registered", shorten(uri)),
-            ));
-        }
-        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
-        None => {
-            return Err(OAuthError::new("invalid_request", "redirect_uri is required: the client registered several"));
-        }
-    };
-    let state = param("state").map(str::to_owned);
-    // Until the person has seen the consent screen, errors are shown, not
-    // sent to the redirect URI: registration is open, so redirecting them
-    // would make this server an open redirector (RFC 9700 §4.11.2).
     let refused = |error: &'static str, description: &str| Err(OAuthError::new(error, description));
+    let state = param("state").map(str::to_owned);
     if state.as_ref().is_some_and(|s| s.chars().count() > MAX_STATE_CHARS) {
         return refused("invalid_request", "state is too long");
     }
@@ -359,15 +326,59 @@ pub async fn authorize(
     }
     // A grant's order (see `scopes`): every asked scope is an offered one.
     let asked: BTreeSet<Scope> = asked.iter().filter_map(|s| Scope::parse(s)).collect();
-    let scopes: Vec<String> = asked.iter().map(Scope::to_string).collect();
+    Ok(Asked { challenge, state, scopes: asked.iter().map(Scope::to_string).collect(), audience })
+}
+
+/// An authorization request that passed [`check`]: its client and redirect
+/// URI, then the pending grant for the consent screen (its id). A client id
+/// that is a URL ([`is_document_id`]) comes with its metadata document as
+/// the caller fetched it (or why it could not).
+pub async fn authorize(
+    app: &Arc<App>,
+    params: &HashMap<String, String>,
+    asked: Asked,
+    document: Option<Result<Value, String>>,
+) -> Result<String, OAuthError> {
+    let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
+    let client = if is_document_id(client_id) {
+        let document = document.unwrap_or_else(|| Err("it was not read".into())).map_err(|why| {
+            OAuthError::new("invalid_client", format!("cannot read the client's metadata document: {}", shorten(&why)))
+        })?;
+        documented(client_id, &document)?
+    } else {
+        let store = Arc::clone(&app.store);
+        let id = client_id.to_owned();
+        blocking(move || Ok(store.oauth_client(&id)?)).await?.ok_or_else(|| {
+            OAuthError::new("invalid_client", "this client_id is not registered here; register at /oauth/register")
+        })?
+    };
+    let redirect_uri = match param("redirect_uri") {
+        Some(uri) if redirect_allowed(uri) && client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => {
+            uri.to_owned()
+        }
+        Some(uri) => {
+            return Err(OAuthError::new(
+                "invalid_request",
+                format!("redirect_uri {} is not one this client registered", shorten(uri)),
+            ));
+        }
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        None => {
+            return Err(OAuthError::new("invalid_request", "redirect_uri is required: the client registered several"));
+        }
+    };
     let now = app.clock.now();
     let created = crate::datetime::format(now);
+    // Stored again at each sign-in: a document's client so the token endpoint
+    // knows it, and any client's time, as room is made from the longest unused.
+    store_client(app, &OAuthClient { created: created.clone(), ..client.clone() }).await?;
     let grant = Grant {
         id: crate::id::generate(),
         agent: client.name.clone(),
         public_key: String::new(),
         fingerprint: grants::fingerprint(client.id.as_bytes()),
-        scopes,
+        scopes: asked.scopes,
         status: GrantStatus::Pending,
         acts_for: String::new(),
         created: created.clone(),
@@ -382,10 +393,10 @@ pub async fn authorize(
     let request = AuthRequest {
         grant_id: grant.id.clone(),
         client_id: client.id.clone(),
-        redirect_uri: redirect_uri.clone(),
-        challenge,
-        state: state.clone(),
-        audience,
+        redirect_uri,
+        challenge: asked.challenge,
+        state: asked.state,
+        audience: asked.audience,
     };
     let caller = Caller::anonymous();
     let text = format!("MCP client \"{}\" asked for a grant", grant.agent);

@@ -63,6 +63,8 @@ fn transport_config(state: &State) -> StreamableHttpServerConfig {
     let origins = ["localhost", "127.0.0.1", "[::1]"]
         .iter()
         .map(|h| format!("http://{h}:{port}"))
+        // A deployed host's own page (the gate still checks it against the Host).
+        .chain(http.allowed_hosts.iter().map(|h| format!("https://{h}")))
         .chain(http.allowed_origins.clone());
     StreamableHttpServerConfig::default()
         // Sessions for the legacy era only; 2026-07-28 requests are always stateless.

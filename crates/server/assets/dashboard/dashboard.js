@@ -585,6 +585,10 @@ function startLinkedGrant() {
     linkedGrant = id;
     wantedGrant = id;
     $('#grants-error').hidden = true;
+    // Another grant: the person signs in again to decide on it, so a grant
+    // swapped in under a signed-in session is never approved by habit.
+    signedIn = null;
+    drawSignedIn();
     readLinkedGrant();
   });
   drawSignedIn();

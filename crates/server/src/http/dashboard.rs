@@ -48,6 +48,9 @@ async fn asset(
         (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
         (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)),
         (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+        // A page that opened the consent screen (an OAuth sign-in) keeps no
+        // handle on it: it cannot switch the grant shown under the person.
+        (HeaderName::from_static("cross-origin-opener-policy"), HeaderValue::from_static("same-origin")),
     ];
     Ok((StatusCode::OK, headers, body).into_response())
 }

@@ -81,34 +81,62 @@ async fn authorize(S(state): S<State>, headers: HeaderMap, Query(params): Query<
         Ok(b) => b,
         Err(e) => return ApiError(e).into_response(),
     };
-    // A sign-in is a page the person opens. A browser says what a request
-    // is for: an image or a script of some other page, fired in the
-    // background, must not leave pending grants behind.
-    let mode = headers.get("sec-fetch-mode").and_then(|v| v.to_str().ok());
-    if mode.is_some_and(|m| m != "navigate") {
+    // A sign-in is a page the person opens. A browser says what a request is
+    // for: another page's image, script or frame must not leave pending
+    // grants behind (the consent page refuses to be framed, but a framed
+    // request would already have made one).
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let mode_ok = header("sec-fetch-mode").is_none_or(|m| m == "navigate");
+    let dest_ok = header("sec-fetch-dest").is_none_or(|d| d == "document");
+    if !(mode_ok && dest_ok) {
         return shown(&OAuthError {
             status: 400,
             error: "invalid_request",
-            description: "open the authorization URL as a page".into(),
+            description: "open the authorization URL as a page of its own".into(),
         });
     }
     if let Err(e) = oauth::admit(&state.app) {
         return shown(&e);
     }
+    let asked = match oauth::check(&state.app, &base, &params) {
+        Ok(asked) => asked,
+        Err(e) => return shown(&e),
+    };
     // A client named by its metadata document's URL: read it, guarded as
-    // discovery is (no private or metadata addresses; local ones only when
-    // the app allows them for development).
+    // discovery is (no private or metadata addresses, no redirect; local
+    // addresses only when the app allows them for development).
     let document = match params.get("client_id").filter(|id| oauth::is_document_id(id)) {
         Some(url) => {
             let local = state.app.definition.config.mcp.local_client_documents;
-            Some(a2app_client::discovery::fetch_json(url, local).await.map_err(|e| e.to_string()))
+            match document_url(url, local) {
+                Ok(()) => Some(a2app_client::discovery::fetch_json(url, local).await.map_err(|e| e.to_string())),
+                Err(why) => Some(Err(why)),
+            }
         }
         None => None,
     };
-    match oauth::authorize(&state.app, &base, &params, document).await {
+    match oauth::authorize(&state.app, &params, asked, document).await {
         Ok(grant) => see_other(&format!("/_/#grant={grant}")),
         Err(e) => shown(&e),
     }
+}
+
+/// Whether a client id may name a metadata document: an `https` URL (plain
+/// `http` too where local documents are allowed) with a path, no user
+/// information or fragment, written as its normal form (no dot segments,
+/// escapes or case the person would read differently from what is fetched).
+fn document_url(id: &str, local: bool) -> Result<(), String> {
+    let url = reqwest::Url::parse(id).map_err(|_| "the client id is not a URL".to_owned())?;
+    if !(url.scheme() == "https" || (local && url.scheme() == "http")) {
+        return Err("a client id that is a URL is an https URL".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() || url.fragment().is_some() {
+        return Err("a client id URL carries no user information and no fragment".into());
+    }
+    if url.path() == "/" || url.as_str() != id {
+        return Err("a client id URL has a path and is written in its normal form".into());
+    }
+    Ok(())
 }
 
 /// An error before the redirect URI is known good: shown to the person,

@@ -126,6 +126,15 @@ async fn through_a_deployed_host_only_that_hosts_own_origin_is_the_page() {
     let req = t.http.post(&url).header("host", "app.example.com").header("origin", "https://app.example.com");
     let (status, body) = t.send(req, Some(json!({"name": "y"}))).await;
     assert_eq!((status, body["name"].as_str()), (200, Some("y")));
+    // Its page reaches MCP too.
+    let (status, _) = crate::mcp::rpc(
+        &t,
+        &[("host", "app.example.com"), ("origin", "https://app.example.com")],
+        "tools/list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200);
     // And on loopback, the loopback page still is.
     let (status, _) = t.send(t.http.post(&url).header("origin", &forged), Some(json!({"name": "z"}))).await;
     assert_eq!(status, 200);

@@ -212,8 +212,15 @@ async fn metadata_and_the_challenge_start_the_flow() {
     assert_eq!(resp.status().as_u16(), 400);
     let (_, list) = t.call("GET", "/api/_a2app/grants", None).await;
     assert_eq!(list["items"].as_array().unwrap().len(), 0, "no grant was made");
-    let resp = browser().get(&url).header("sec-fetch-mode", "navigate").send().await.unwrap();
-    assert_eq!(resp.status().as_u16(), 303);
+    let framed = browser().get(&url).header("sec-fetch-mode", "navigate").header("sec-fetch-dest", "iframe");
+    assert_eq!(framed.send().await.unwrap().status().as_u16(), 400);
+    let (_, list) = t.call("GET", "/api/_a2app/grants", None).await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 0, "no grant was made");
+    let page = browser().get(&url).header("sec-fetch-mode", "navigate").header("sec-fetch-dest", "document");
+    assert_eq!(page.send().await.unwrap().status().as_u16(), 303);
+    // The consent page keeps no opener: whoever opened it cannot switch what it shows.
+    let resp = t.http.get(format!("{}/_/", t.url)).send().await.unwrap();
+    assert_eq!(resp.headers()["cross-origin-opener-policy"], "same-origin");
 
     // The agent token still works (the scheme in any case); a wrong one is challenged as invalid.
     let lower = format!("bearer {}", t.token);
@@ -471,14 +478,20 @@ async fn document_server(
     let reads = std::sync::Arc::new(AtomicUsize::new(0));
     let (counted, own) = (std::sync::Arc::clone(&reads), url.clone());
     let body = document(&own).to_string();
-    let app = axum::Router::new().route(
-        "/oauth/client.json",
-        axum::routing::get(move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-            let body = body.clone();
-            async move { ([("content-type", "application/json")], body) }
-        }),
-    );
+    let app = axum::Router::new()
+        .route(
+            "/oauth/client.json",
+            axum::routing::get(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let body = body.clone();
+                async move { ([("content-type", "application/json")], body) }
+            }),
+        )
+        // A redirect to the document: never followed for a client id.
+        .route(
+            "/moved.json",
+            axum::routing::get(|| async { axum::response::Redirect::temporary("/oauth/client.json") }),
+        );
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, reads)
 }
@@ -509,22 +522,29 @@ async fn a_client_named_by_its_metadata_document_signs_in_without_registering() 
     assert_eq!(status, 200, "{tokens}");
     assert_eq!(tools(&t, tokens["access_token"].as_str().unwrap()).await.0, 200);
 
+    // A client id must be the document's own URL, in its normal form, fetched without a redirect.
+    let moved = client.replace("/oauth/client.json", "/moved.json");
+    let dotted = client.replace("/oauth/client.json", "/oauth/../oauth/client.json");
+    for (id, why) in [(moved.as_str(), "redirects"), (dotted.as_str(), "normal form")] {
+        let reads_before = reads.load(std::sync::atomic::Ordering::SeqCst);
+        let text = shown(&t, id, &[]).await;
+        assert!(text.contains(why) && text.ends_with("(invalid_client).\n"), "{id}: {text}");
+        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), reads_before, "{id}");
+    }
+
     // A document that names another client is refused, before any grant.
     let (liar, _) =
         document_server(|_| json!({"client_id": "https://elsewhere.example/c.json", "redirect_uris": [REDIRECT]}))
             .await;
-    let resp = browser().get(format!("{}/oauth/authorize?client_id={}", t.url, liar)).send().await.unwrap();
-    assert_eq!(resp.status().as_u16(), 400);
-    assert!(resp.text().await.unwrap().contains("does not name itself"));
+    let text = shown(&t, &liar, &[]).await;
+    assert!(text.contains("does not name itself") && text.ends_with("(invalid_client).\n"), "{text}");
 }
 
 #[tokio::test]
 async fn a_metadata_document_on_a_private_address_is_never_fetched_by_default() {
     let t = signing_in().await;
     let (client, reads) = document_server(|own| json!({"client_id": own, "redirect_uris": [REDIRECT]})).await;
-    let resp = browser().get(format!("{}/oauth/authorize?client_id={}", t.url, client)).send().await.unwrap();
-    assert_eq!(resp.status().as_u16(), 400);
-    let text = resp.text().await.unwrap();
+    let text = shown(&t, &client, &[]).await;
     assert!(text.starts_with("This sign-in cannot go on: cannot read the client's metadata document"), "{text}");
     assert!(text.ends_with("(invalid_client).\n"), "{text}");
     assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 0, "nothing was sent to it");
