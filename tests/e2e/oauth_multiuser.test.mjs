@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser, request, screenshotPath, startApp } from './lib.mjs';
@@ -340,6 +341,27 @@ describe('an MCP host signs in over OAuth to a multi-user app', { timeout: 24000
     const denied = await grantAt(id);
     assert.equal(denied.status, 'denied');
     assert.equal(denied.actsFor, '');
+  });
+
+  test('a grant swapped in by the link while signed in asks to sign in again', async () => {
+    const first = await hostAsks('First host (multi-user e2e)');
+    const { page } = await consentFor(first);
+    assert.equal((await signIn(page, PASSWORD)).status, 200);
+    assert.ok(await page.locator('#signed-in').isVisible());
+    // Another sign-in's grant, as a page that opened this one would swap it in.
+    const second = await hostAsks('Second host (multi-user e2e)');
+    // Opened without a browser (fetch would say it is no navigation).
+    const started = await new Promise((resolve, reject) => {
+      http.get(second.url, (res) => { res.resume(); resolve(res); }).on('error', reject);
+    });
+    assert.equal(started.statusCode, 303);
+    const other = /^\/_\/#grant=([a-z0-9]{15})$/.exec(started.headers.location)[1];
+    await page.evaluate((id) => { window.location.hash = `#grant=${id}`; }, other);
+    const node = page.locator(`#grants-pending .grant[data-grant="${other}"]`);
+    await node.waitFor();
+    assert.ok(await page.locator('#sign-in').isVisible());
+    assert.ok(await page.locator('#signed-in').isHidden());
+    assert.ok(await node.getByRole('button', { name: 'Approve', exact: true }).isDisabled());
   });
 
   test('without #grant= the page keeps saying that a signed-in user decides, with no form', async () => {
