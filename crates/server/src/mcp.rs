@@ -86,7 +86,7 @@ fn transport_config(state: &State) -> StreamableHttpServerConfig {
 /// (`[mcp] sign_in`, on in deployed mode), a request with no credential, and
 /// any with a refused one, gets 401 with the challenge that starts the OAuth
 /// flow (RFC 9728: where the metadata is, and the scopes to ask).
-async fn gate(S(state): S<State>, mut request: Request, next: Next) -> Response {
+async fn gate(S(state): S<State>, request: Request, next: Next) -> Response {
     let creds = credentials(&state, request.headers());
     let base = http::oauth::base(&state, request.headers()).ok();
     let sign_in = state.app.definition.config.mcp_sign_in();
@@ -103,6 +103,14 @@ async fn gate(S(state): S<State>, mut request: Request, next: Next) -> Response 
             challenge(&state, base.as_deref(), e, presented.then_some("invalid_token"))
         }
         Ok(caller) => {
+            let request = match &caller.grant {
+                Some(grant) => match step_up(&state, base.as_deref(), grant, request).await {
+                    Ok(request) => request,
+                    Err(refused) => return refused,
+                },
+                None => request,
+            };
+            let mut request = request;
             request.extensions_mut().insert(caller);
             next.run(request).await
         }
@@ -124,6 +132,51 @@ fn credentials(state: &State, headers: &axum::http::HeaderMap) -> a2app_core::ac
 /// that writes (the gate checked a read).
 pub(crate) async fn caller(state: &State, headers: &axum::http::HeaderMap, intent: Intent) -> Result<Caller, Error> {
     a2app_core::access::authorize(&state.app, &credentials(state, headers), intent).await
+}
+
+/// For a grant's `tools/call` of a tool its scopes do not cover: 403 with
+/// the scope to ask for (`WWW-Authenticate: Bearer error="insufficient_scope"`,
+/// the scopes held and the one needed), so an OAuth client can ask the person
+/// for more (MCP's step-up). Anything else goes on with its body intact.
+async fn step_up(
+    state: &State,
+    base: Option<&str>,
+    grant: &a2app_core::caller::GrantAccess,
+    request: Request,
+) -> Result<Request, Response> {
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, http::MAX_BODY)
+        .await
+        .map_err(|_| http::ApiError(Error::PayloadTooLarge(http::MAX_BODY)).into_response())?;
+    let call: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+    let needed = call.as_ref().filter(|c| c["method"] == "tools/call").and_then(|c| {
+        let params = &c["params"];
+        let name = params["name"].as_str()?;
+        tools::needed_scope(&state.app, name, &params["arguments"])
+    });
+    let missing = needed.filter(|scope| {
+        let held = |s: &protocol::grant::Scope| grant.scopes.contains(s);
+        match scope {
+            // Writing an entity includes reading it.
+            protocol::grant::Scope::Read(e) => !held(scope) && !held(&protocol::grant::Scope::Write(e.clone())),
+            _ => !held(scope),
+        }
+    });
+    let (Some(scope), Some(base)) = (missing, base) else {
+        return Ok(Request::from_parts(parts, axum::body::Body::from(bytes)));
+    };
+    let mut wanted: Vec<String> = grant.scopes.iter().map(ToString::to_string).collect();
+    wanted.push(scope.to_string());
+    let mut response = http::ApiError(Error::InsufficientScope(scope.to_string())).into_response();
+    let value = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"this grant does not hold {scope}\"",
+        wanted.join(" "),
+        a2app_core::oauth::resource_metadata_url(base)
+    );
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    Err(response)
 }
 
 /// 401 with `WWW-Authenticate: Bearer resource_metadata=…, scope=…`.

@@ -70,6 +70,24 @@ pub fn granted(app: &App, grant: &a2app_core::caller::GrantAccess, name: &str) -
     }
 }
 
+/// The scope a call of tool `name` with `args` needs, for a grant's step-up
+/// challenge: `None` when the tool needs none of its own (describe, a job's
+/// status) or the call names nothing a scope could cover (its own answer
+/// then says what is wrong).
+pub fn needed_scope(app: &App, name: &str, args: &Value) -> Option<protocol::grant::Scope> {
+    use protocol::grant::Scope;
+    let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+    let entity = || text("entity").filter(|e| app.definition.schema.entities.contains_key(e));
+    let operation = || text("name").filter(|n| app.definition.operations.iter().any(|o| &o.name == n));
+    match name {
+        "query" | "get" => entity().map(Scope::Read),
+        "create" | "update" | "delete" => entity().map(Scope::Write),
+        "run_operation" => operation().map(Scope::Operation),
+        op if app.definition.operations.iter().any(|o| o.name == op) => Some(Scope::Operation(op.to_owned())),
+        _ => None,
+    }
+}
+
 fn entity_param() -> Value {
     json!({"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Entity name (see describe)."})
 }

@@ -387,9 +387,10 @@ async fn mcp_lists_only_the_tools_a_grant_can_use() {
     assert_eq!(status, 200, "{list}");
     assert_eq!(crate::mcp::names(&list), ["describe", "query", "get"]);
     let create = json!({"name": "create", "arguments": {"entity": "cards", "record": {"title": "x"}}});
-    let (_, refused) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/call", create).await;
-    assert_eq!(refused["result"]["isError"], true, "{refused}");
-    assert_eq!(refused["result"]["structuredContent"]["code"], "insufficient_scope");
+    // Refused before the tool runs, with the scope to ask for (MCP's step-up; see it/oauth.rs).
+    let (status, refused) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/call", create).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("insufficient_scope")), "{refused}");
+    assert_eq!(refused["scope"], "data:cards:write");
 
     let mut runner = Agent::new(10);
     runner.ask(&t, &["data:lists:write", "op:export_board"]).await;

@@ -308,6 +308,51 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
     assert_eq!(status, 401, "{body}");
     assert!(body["message"].as_str().unwrap().contains(&format!("issued for {}/mcp only", t.url)), "{body}");
 
+    // A call outside its scopes is refused at the HTTP level with the scope
+    // to ask for (MCP's step-up), before any tool runs.
+    let call = |name: &str, arguments: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+        t.http
+            .post(format!("{}/mcp", t.url))
+            .bearer_auth(&access)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string())
+    };
+    let resp = call("create", json!({"entity": "cards", "record": {"title": "x"}})).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 403);
+    assert_eq!(
+        resp.headers()["www-authenticate"].to_str().unwrap(),
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"data:cards:read data:cards:write\", resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\", error_description=\"this grant does not hold data:cards:write\"",
+            t.url
+        )
+    );
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!((body["code"].as_str(), body["scope"].as_str()), (Some("insufficient_scope"), Some("data:cards:write")));
+    let (status, _) = crate::mcp::rpc(
+        &t,
+        &[("authorization", &format!("Bearer {access}"))],
+        "tools/call",
+        json!({"name": "query", "arguments": {"entity": "cards"}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    // An entity that does not exist is the tool's own answer, not a scope to ask for.
+    let (status, answer) = crate::mcp::rpc(
+        &t,
+        &[("authorization", &format!("Bearer {access}"))],
+        "tools/call",
+        json!({"name": "query", "arguments": {"entity": "secrets"}}),
+    )
+    .await;
+    assert_eq!(
+        (status, answer["result"]["structuredContent"]["code"].as_str()),
+        (200, Some("unknown_entity")),
+        "{answer}"
+    );
+
     // Refresh tokens rotate; the spent one, presented again, ends them all.
     let (status, second) =
         trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
