@@ -155,7 +155,7 @@ pub async fn register(app: &Arc<App>, body: &Value) -> Result<Value, OAuthError>
         id: format!("client_{}", crate::id::generate()),
         name,
         redirect_uris: uris,
-        created: crate::datetime::format(now),
+        used: crate::datetime::format(now),
     };
     store_client(app, &client).await?;
     Ok(json!({
@@ -192,7 +192,7 @@ fn documented(id: &str, document: &Value) -> Result<OAuthClient, OAuthError> {
         ));
     }
     let (name, uris) = metadata(document, "invalid_client")?;
-    Ok(OAuthClient { id: id.to_owned(), name, redirect_uris: uris, created: String::new() })
+    Ok(OAuthClient { id: id.to_owned(), name, redirect_uris: uris, used: String::new() })
 }
 
 /// A client's name and redirect URIs from its metadata (a registration or a
@@ -372,7 +372,7 @@ pub async fn authorize(
     let created = crate::datetime::format(now);
     // Stored again at each sign-in: a document's client so the token endpoint
     // knows it, and any client's time, as room is made from the longest unused.
-    store_client(app, &OAuthClient { created: created.clone(), ..client.clone() }).await?;
+    store_client(app, &OAuthClient { used: created.clone(), ..client.clone() }).await?;
     let grant = Grant {
         id: crate::id::generate(),
         agent: client.name.clone(),

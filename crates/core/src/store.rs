@@ -202,8 +202,8 @@ pub trait Store: Send + Sync + 'static {
     /// The active grant a live token (by its hash) belongs to, and when the token ends.
     fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<TokenGrant>, StoreError>;
 
-    /// Registers an OAuth client; past `max` clients, the oldest with no
-    /// grant waiting or active go.
+    /// Registers an OAuth client, or stores it again with a new `used`; past
+    /// `max` clients, the longest unused with no grant waiting or active go.
     fn register_client(&self, client: &OAuthClient, max: u64) -> Result<(), StoreError>;
 
     fn oauth_client(&self, id: &str) -> Result<Option<OAuthClient>, StoreError>;
@@ -341,7 +341,7 @@ pub struct OAuthClient {
     pub redirect_uris: Vec<String>,
     /// When it registered, or last began a sign-in: room for new clients is
     /// made from the longest unused.
-    pub created: String,
+    pub used: String,
 }
 
 /// What an authorization request pinned until its code is traded.

@@ -59,7 +59,7 @@ const INTERNAL_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS _a2app_grant_nonces (
         grant_id TEXT NOT NULL, nonce TEXT NOT NULL, expires TEXT NOT NULL, PRIMARY KEY (grant_id, nonce));
     CREATE TABLE IF NOT EXISTS _a2app_oauth_clients (
-        client_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, redirect_uris TEXT NOT NULL, created TEXT NOT NULL);
+        client_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, redirect_uris TEXT NOT NULL, used TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS _a2app_oauth_requests (
         grant_id TEXT PRIMARY KEY NOT NULL, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
         challenge TEXT NOT NULL, state TEXT, audience TEXT NOT NULL, code_hash TEXT UNIQUE, code_expires TEXT);

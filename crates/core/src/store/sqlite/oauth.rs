@@ -13,17 +13,17 @@ pub fn register(conn: &Connection, client: &OAuthClient, max: u64) -> Result<(),
     let uris = serde_json::to_string(&client.redirect_uris).map_err(|e| StoreError::Internal(e.to_string()))?;
     conn.prepare_cached(
         // A metadata document's client is stored again each time it is read.
-        "INSERT OR REPLACE INTO _a2app_oauth_clients (client_id, name, redirect_uris, created) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT OR REPLACE INTO _a2app_oauth_clients (client_id, name, redirect_uris, used) VALUES (?1, ?2, ?3, ?4)",
     )?
-    .execute(rusqlite::params![client.id, client.name, uris, client.created])?;
-    // Registration is open to anyone: the oldest clients that hold no grant
-    // waiting or active make room, so a flood never grows the table past `max`.
+    .execute(rusqlite::params![client.id, client.name, uris, client.used])?;
+    // Registration is open to anyone: the longest unused clients that hold no
+    // grant waiting or active make room, so a flood never grows the table past `max`.
     conn.prepare_cached(
         "DELETE FROM _a2app_oauth_clients WHERE client_id IN (
            SELECT c.client_id FROM _a2app_oauth_clients c
            WHERE NOT EXISTS (SELECT 1 FROM _a2app_oauth_requests r JOIN _a2app_grants g ON g.id = r.grant_id
                              WHERE r.client_id = c.client_id AND g.status IN ('pending', 'active'))
-           ORDER BY c.created DESC, c.client_id LIMIT -1 OFFSET ?1)",
+           ORDER BY c.used DESC, c.client_id LIMIT -1 OFFSET ?1)",
     )?
     .execute([i64::try_from(max).unwrap_or(i64::MAX)])?;
     Ok(())
@@ -31,16 +31,14 @@ pub fn register(conn: &Connection, client: &OAuthClient, max: u64) -> Result<(),
 
 pub fn client(conn: &Connection, id: &str) -> Result<Option<OAuthClient>, StoreError> {
     Ok(conn
-        .prepare_cached(
-            "SELECT client_id, name, redirect_uris, created FROM _a2app_oauth_clients WHERE client_id = ?1",
-        )?
+        .prepare_cached("SELECT client_id, name, redirect_uris, used FROM _a2app_oauth_clients WHERE client_id = ?1")?
         .query_row([id], |r| {
             let uris: String = r.get(2)?;
             Ok(OAuthClient {
                 id: r.get(0)?,
                 name: r.get(1)?,
                 redirect_uris: serde_json::from_str(&uris).unwrap_or_default(),
-                created: r.get(3)?,
+                used: r.get(3)?,
             })
         })
         .optional()?)
