@@ -131,6 +131,12 @@ async fn code_for_token(t: &TestApp, client: &str, code: &str, redirect: &str) -
     .await
 }
 
+/// An MCP `tools/call` of `name` with `token`: the status and the JSON-RPC answer.
+async fn tool(t: &TestApp, token: &str, name: &str, arguments: Value) -> (u16, Value) {
+    let bearer = format!("Bearer {token}");
+    crate::mcp::rpc(t, &[("authorization", &bearer)], "tools/call", json!({"name": name, "arguments": arguments})).await
+}
+
 /// An MCP `tools/list` with `token`: the status and tool names.
 async fn tools(t: &TestApp, token: &str) -> (u16, Vec<String>) {
     let bearer = format!("Bearer {token}");
@@ -331,22 +337,10 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
     );
     let body: Value = resp.json().await.unwrap();
     assert_eq!((body["code"].as_str(), body["scope"].as_str()), (Some("insufficient_scope"), Some("data:cards:write")));
-    let (status, _) = crate::mcp::rpc(
-        &t,
-        &[("authorization", &format!("Bearer {access}"))],
-        "tools/call",
-        json!({"name": "query", "arguments": {"entity": "cards"}}),
-    )
-    .await;
+    let (status, _) = tool(&t, &access, "query", json!({"entity": "cards"})).await;
     assert_eq!(status, 200);
     // An entity that does not exist is the tool's own answer, not a scope to ask for.
-    let (status, answer) = crate::mcp::rpc(
-        &t,
-        &[("authorization", &format!("Bearer {access}"))],
-        "tools/call",
-        json!({"name": "query", "arguments": {"entity": "secrets"}}),
-    )
-    .await;
+    let (status, answer) = tool(&t, &access, "query", json!({"entity": "secrets"})).await;
     assert_eq!(
         (status, answer["result"]["structuredContent"]["code"].as_str()),
         (200, Some("unknown_entity")),
@@ -385,11 +379,9 @@ async fn revoking_the_grant_ends_its_oauth_tokens() {
     let (status, names) = tools(&t, access).await;
     assert!(status == 200 && names.contains(&"create".to_owned()), "{names:?}");
     // Its writes go through the tools too (they check the caller again, at /mcp).
-    let bearer = format!("Bearer {access}");
     let list = t.create("lists", json!({"name": "To Do"})).await;
     let card = json!({"title": "Over OAuth", "list": list["id"]});
-    let args = json!({"name": "create", "arguments": {"entity": "cards", "record": card}});
-    let (status, created) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/call", args).await;
+    let (status, created) = tool(&t, access, "create", json!({"entity": "cards", "record": card})).await;
     assert_eq!(status, 200);
     let record = &created["result"]["structuredContent"];
     assert_eq!(
