@@ -143,14 +143,8 @@ pub fn authorization_server(app: &App, base: &str) -> Value {
 /// Dynamic client registration (RFC 7591) of a public client.
 pub async fn register(app: &Arc<App>, body: &Value) -> Result<Value, OAuthError> {
     let (name, uris) = metadata(body, "invalid_client_metadata")?;
+    admit(app, "registrations")?;
     let now = app.clock.now();
-    if let Err(secs) = app.limiter.take(&Caller::anonymous(), Intent::Write, now) {
-        return Err(OAuthError {
-            status: 429,
-            error: "temporarily_unavailable",
-            description: format!("too many registrations; try again in {secs} s"),
-        });
-    }
     let client = OAuthClient {
         id: format!("client_{}", crate::id::generate()),
         name,
@@ -257,14 +251,14 @@ fn metadata(body: &Value, error: &'static str) -> Result<(String, Vec<String>), 
     Ok((name, uris))
 }
 
-/// Admits one sign-in (before anything is read or fetched for it): each
-/// stores a grant and may fetch a document, so sign-ins are held to the
-/// app's write limit for callers without a credential.
-pub fn admit(app: &App) -> Result<(), OAuthError> {
+/// Admits one registration or sign-in (before anything is read, fetched or
+/// stored for it): each stores a row and a sign-in may fetch a document, so
+/// both are held to the app's write limit for callers without a credential.
+pub fn admit(app: &App, what: &str) -> Result<(), OAuthError> {
     app.limiter.take(&Caller::anonymous(), Intent::Write, app.clock.now()).map_err(|secs| OAuthError {
         status: 429,
         error: "temporarily_unavailable",
-        description: format!("too many sign-ins at once; try again in {secs} s"),
+        description: format!("too many {what} at once; try again in {secs} s"),
     })
 }
 

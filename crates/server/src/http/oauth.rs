@@ -95,7 +95,7 @@ async fn authorize(S(state): S<State>, headers: HeaderMap, Query(params): Query<
             description: "open the authorization URL as a page of its own".into(),
         });
     }
-    if let Err(e) = oauth::admit(&state.app) {
+    if let Err(e) = oauth::admit(&state.app, "sign-ins") {
         return shown(&e);
     }
     let asked = match oauth::check(&state.app, &base, &params) {
