@@ -266,14 +266,18 @@ describe('an MCP host signs in over OAuth', { timeout: 240000 }, () => {
     // Approve: the page says where it goes, and the browser returns to the host with a code.
     const shown = await watchReturning(page);
     const returned = back.next();
-    await node.getByRole('button', { name: 'Approve', exact: true }).click();
-    const at = await returned;
+    // Not awaited: the click waits for the navigation, which the host holds.
+    const clicked = node.getByRole('button', { name: 'Approve', exact: true }).click();
+    // The host holds its answer: the page being left has said where it goes.
+    const { url: at, release } = await returned;
+    assert.deepEqual(await shown(), [`Returning to ${RETURN_HOST}…`]);
+    release();
+    await clicked;
     await page.waitForURL(`${REDIRECT_URI}?**`);
     assert.equal(await page.locator('#back').textContent(), 'Back in the host. You can close this tab.');
     assert.deepEqual([...at.searchParams.keys()].sort(), ['code', 'iss', 'state']);
     assert.equal(at.searchParams.get('state'), session.stateValue);
     assert.equal(at.searchParams.get('iss'), BASE);
-    assert.deepEqual(shown, [`Returning to ${RETURN_HOST}…`]);
     const code = at.searchParams.get('code');
     assert.match(code, /^a2c_[A-Za-z0-9]{40}$/);
 
@@ -290,15 +294,6 @@ describe('an MCP host signs in over OAuth', { timeout: 240000 }, () => {
       access_token: 'a2g_…', token_type: 'Bearer', expires_in: 3600, refresh_token: 'a2r_…',
       scope: SCOPES.join(' '), issuer: BASE,
     });
-    // A code is good once.
-    const replay = await fetch(`${BASE}/oauth/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: session.verifier, client_id: clientId, redirect_uri: REDIRECT_URI, resource: `${BASE}/mcp` }),
-      signal: AbortSignal.timeout(10000),
-    });
-    assert.equal(replay.status, 400);
-    assert.equal((await replay.json()).error, 'invalid_grant');
 
     const client = new Client({ name: 'a2app-e2e-oauth-host', version: '1.0.0' });
     const calls = [];
@@ -369,6 +364,15 @@ describe('an MCP host signs in over OAuth', { timeout: 240000 }, () => {
     });
     assert.equal(refresh.status, 400);
     assert.equal((await refresh.json()).error, 'invalid_grant');
+    // A code is good once (presented again while its grant lived, it would have ended the grant).
+    const replay = await fetch(`${BASE}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: session.verifier, client_id: clientId, redirect_uri: REDIRECT_URI, resource: `${BASE}/mcp` }),
+      signal: AbortSignal.timeout(10000),
+    });
+    assert.equal(replay.status, 400);
+    assert.equal((await replay.json()).error, 'invalid_grant');
     await client.close().catch(() => {});
   });
 
@@ -386,10 +390,14 @@ describe('an MCP host signs in over OAuth', { timeout: 240000 }, () => {
 
     const shown = await watchReturning(page);
     const returned = back.next();
-    await node.getByRole('button', { name: 'Deny', exact: true }).click();
-    const at = await returned;
+    // Not awaited: the click waits for the navigation, which the host holds.
+    const clicked = node.getByRole('button', { name: 'Deny', exact: true }).click();
+    // The host holds its answer: the page being left has said where it goes.
+    const { url: at, release } = await returned;
+    assert.deepEqual(await shown(), [`Returning to ${RETURN_HOST}…`]);
+    release();
+    await clicked;
     await page.waitForURL(`${REDIRECT_URI}?**`);
-    assert.deepEqual(shown, [`Returning to ${RETURN_HOST}…`]);
     assert.deepEqual(Object.fromEntries(at.searchParams),
       { error: 'access_denied', error_description: 'the person denied access', state: session.stateValue, iss: BASE });
     assert.equal(session.tokens(), undefined);

@@ -260,17 +260,21 @@ describe('an MCP host signs in over OAuth to a multi-user app', { timeout: 24000
     const shown = await watchReturning(page);
     const returned = back.next();
     const sent = page.waitForRequest((r) => r.url() === `${BASE}/api/_a2app/grants/${id}/approve`);
-    await approve.click();
+    // Not awaited: the click waits for the navigation, which the host holds.
+    const clicked = approve.click();
     const approval = await sent;
     assert.equal(approval.method(), 'POST');
     assert.equal(approval.headers().authorization, right.body.token);
     assert.deepEqual(approval.postDataJSON(), { scopes: NARROWED });
 
     // The browser returns to the host with a code, the same state and the issuer.
-    const at = await returned;
+    // The host holds its answer: the page being left has said where it goes.
+    const { url: at, release } = await returned;
+    assert.deepEqual(await shown(), [`Returning to ${RETURN_HOST}…`]);
+    release();
+    await clicked;
     await page.waitForURL(`${REDIRECT_URI}?**`);
     assert.equal(await page.locator('#back').textContent(), 'Back in the host. You can close this tab.');
-    assert.deepEqual(shown, [`Returning to ${RETURN_HOST}…`]);
     assert.deepEqual([...at.searchParams.keys()].sort(), ['code', 'iss', 'state']);
     assert.equal(at.searchParams.get('state'), asked.state);
     assert.equal(at.searchParams.get('iss'), BASE);
@@ -330,11 +334,14 @@ describe('an MCP host signs in over OAuth to a multi-user app', { timeout: 24000
     const shown = await watchReturning(page);
     const returned = back.next();
     const sent = page.waitForRequest((r) => r.url() === `${BASE}/api/_a2app/grants/${id}/deny`);
-    await node.getByRole('button', { name: 'Deny', exact: true }).click();
+    const clicked = node.getByRole('button', { name: 'Deny', exact: true }).click();
     assert.equal((await sent).headers().authorization, right.body.token);
-    const at = await returned;
+    // The host holds its answer: the page being left has said where it goes.
+    const { url: at, release } = await returned;
+    assert.deepEqual(await shown(), [`Returning to ${RETURN_HOST}…`]);
+    release();
+    await clicked;
     await page.waitForURL(`${REDIRECT_URI}?**`);
-    assert.deepEqual(shown, [`Returning to ${RETURN_HOST}…`]);
     assert.deepEqual(Object.fromEntries(at.searchParams),
       { error: 'access_denied', error_description: 'the person denied access', state: asked.state, iss: BASE });
 
