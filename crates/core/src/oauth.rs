@@ -16,7 +16,9 @@
 //!    (RFC 9207).
 //! 4. The client trades the code and its PKCE verifier at `/oauth/token` for
 //!    an access token bound to `<base>/mcp` (RFC 8707) and a refresh token.
-//!    Refresh tokens rotate; one presented twice ends the grant's tokens.
+//!    Refresh tokens rotate. A refresh token or a code presented twice ends
+//!    the grant: two parties hold it, and one of them stole it.
+//! 5. The client signs out at `/oauth/revoke` (RFC 7009), which ends the grant.
 //!
 //! Revoking the grant ends every token at once. Only hashes are stored.
 
@@ -27,7 +29,7 @@ use crate::error::Error;
 use crate::grants;
 use crate::records::blocking;
 use crate::requests::digest;
-use crate::store::{AuthRequest, GrantConflict, GrantLimits, GrantRoom, OAuthClient, OAuthTokens};
+use crate::store::{AuthRequest, CodeUse, GrantConflict, GrantLimits, GrantRoom, OAuthClient, OAuthTokens};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use protocol::grant::{Grant, GrantClient, GrantStatus, Scope, TOKEN_PREFIX};
@@ -129,6 +131,8 @@ pub fn authorization_server(app: &App, base: &str) -> Value {
         "authorization_endpoint": format!("{base}/oauth/authorize"),
         "token_endpoint": format!("{base}/oauth/token"),
         "registration_endpoint": format!("{base}/oauth/register"),
+        "revocation_endpoint": format!("{base}/oauth/revoke"),
+        "revocation_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": scopes(app),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
@@ -445,9 +449,21 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
             let (redirect_uri, verifier) = (required("redirect_uri")?, required("code_verifier")?);
             let store = Arc::clone(&app.store);
             let (hash, when) = (digest(code), at.clone());
-            let request = blocking(move || Ok(store.take_auth_code(&hash, &when)?))
-                .await?
-                .ok_or_else(|| OAuthError::new("invalid_grant", "the code is unknown, used or expired"))?;
+            let request = match blocking(move || Ok(store.take_auth_code(&hash, &when)?)).await? {
+                CodeUse::Live(request) => request,
+                CodeUse::Replayed(grant_id) => {
+                    // Two parties hold the code (OAuth 2.1 §4.1.3): what it
+                    // bought ends, for the person to sign in again.
+                    end_replayed(app, &grant_id, "its authorization code was used twice").await;
+                    return Err(OAuthError::new(
+                        "invalid_grant",
+                        "this code was used before, so the sign-in it made is revoked; sign in again",
+                    ));
+                }
+                CodeUse::Unknown => {
+                    return Err(OAuthError::new("invalid_grant", "the code is unknown, used or expired"));
+                }
+            };
             if request.client_id != client_id || request.redirect_uri != redirect_uri {
                 return Err(OAuthError::new("invalid_grant", "the code was issued to another client or redirect_uri"));
             }
@@ -484,6 +500,49 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
         )),
         None => Err(OAuthError::new("invalid_request", "grant_type is required")),
     }
+}
+
+/// Revokes a grant, visibly (audited, shown to its person), with every
+/// token; one ended already (by its person, an earlier replay or a sign-out)
+/// stays as it is.
+async fn end_grant(app: &Arc<App>, grant_id: &str, why: &str) -> Result<(), Error> {
+    match grants::end(app, grant_id, why).await {
+        Ok(()) | Err(Error::NotFound | Error::Invalid(_)) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Ends a grant whose code or refresh token came back a second time.
+async fn end_replayed(app: &Arc<App>, grant_id: &str, why: &str) {
+    if let Err(e) = end_grant(app, grant_id, why).await {
+        tracing::warn!(error = %e, grant = grant_id, "cannot end a grant after a replay");
+    }
+}
+
+/// Token revocation (RFC 7009): a client signing out revokes its access or
+/// its refresh token, and the sign-in behind it (the grant, with every
+/// token) ends, as if its person revoked it. A token unknown, expired or
+/// already revoked needs nothing done and is no error.
+pub async fn revoke(app: &Arc<App>, params: &HashMap<String, String>) -> Result<(), OAuthError> {
+    let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let token = param("token").ok_or_else(|| OAuthError::new("invalid_request", "token is required"))?;
+    let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
+    // `token_type_hint` is only a hint (RFC 7009 §2.1): both kinds are looked up.
+    let (hash, now) = (digest(token), crate::datetime::format(app.clock.now()));
+    let store = Arc::clone(&app.store);
+    let found = blocking(move || {
+        if let Some(access) = store.grant_by_token(&hash, &now)? {
+            return Ok(Some(access.grant.id));
+        }
+        Ok(store.refresh_grant(&hash, &now)?.map(|(grant, _)| grant))
+    })
+    .await?;
+    let Some(grant_id) = found else { return Ok(()) };
+    let Ok(grant) = grants::get(app, &grant_id).await else { return Ok(()) };
+    if grant.client.as_ref().is_none_or(|c| c.id != client_id) {
+        return Err(OAuthError::new("unauthorized_client", "this token was not issued to this client"));
+    }
+    Ok(end_grant(app, &grant_id, "its client signed out").await?)
 }
 
 fn invalid_grant_gone() -> OAuthError {
@@ -528,11 +587,8 @@ async fn issue(
             return Err(OAuthError::new("invalid_grant", format!("the grant is {}", status.as_str())));
         }
         Err(GrantConflict::Replayed) => {
-            // Two holders of one refresh token: one of them stole it. The
-            // grant ends, visibly, for its person to see.
-            if let Err(e) = grants::end(app, grant_id, "a refresh token was used twice").await {
-                tracing::warn!(error = %e, grant = grant_id, "cannot end a grant after a refresh token was reused");
-            }
+            // Two holders of one refresh token: one of them stole it.
+            end_replayed(app, grant_id, "a refresh token was used twice").await;
             return Err(OAuthError::new(
                 "invalid_grant",
                 "this refresh token was used before, so its grant is revoked; sign in again",

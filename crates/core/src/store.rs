@@ -214,9 +214,10 @@ pub trait Store: Send + Sync + 'static {
     /// Gives an approved OAuth grant its authorization code (by hash).
     fn set_auth_code(&self, grant_id: &str, code_hash: &str, expires: &str) -> Result<(), StoreError>;
 
-    /// Spends an authorization code: the request it was issued for, once;
-    /// `None` for an unknown, spent or expired code.
-    fn take_auth_code(&self, code_hash: &str, now: &str) -> Result<Option<AuthRequest>, StoreError>;
+    /// Spends an authorization code: the request it was issued for, once.
+    /// The code is remembered as spent for as long as its request is kept,
+    /// so one presented again is told apart from an unknown or expired one.
+    fn take_auth_code(&self, code_hash: &str, now: &str) -> Result<CodeUse, StoreError>;
 
     /// Stores an OAuth grant's access and refresh tokens if it is active;
     /// with `spent`, only if that refresh token is live and unused, which
@@ -355,6 +356,17 @@ pub struct AuthRequest {
     pub state: Option<String>,
     /// The resource (RFC 8707) its tokens will be bound to.
     pub audience: String,
+}
+
+/// What presenting an authorization code found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CodeUse {
+    /// A live code, spent now: the request it was issued for.
+    Live(AuthRequest),
+    /// A code traded before: the grant it was issued for.
+    Replayed(String),
+    /// An unknown or expired code.
+    Unknown,
 }
 
 /// The hashes of an access token and its refresh token for an OAuth grant.

@@ -651,7 +651,7 @@ impl Store for SqliteStore {
         self.on_writer(move |conn| oauth::set_code(conn, &id, &hash, &expires))
     }
 
-    fn take_auth_code(&self, code_hash: &str, now: &str) -> Result<Option<crate::store::AuthRequest>, StoreError> {
+    fn take_auth_code(&self, code_hash: &str, now: &str) -> Result<crate::store::CodeUse, StoreError> {
         let (hash, now) = (code_hash.to_owned(), now.to_owned());
         self.on_writer(move |conn| oauth::take_code(conn, &hash, &now))
     }

@@ -1,6 +1,6 @@
 //! MCP's OAuth over HTTP (`core::oauth`): the two metadata documents, and
-//! the authorization server's registration, authorization and token
-//! endpoints. Everything but `/oauth/authorize` (a browser navigation) is
+//! the authorization server's registration, authorization, token and
+//! revocation endpoints. Everything but `/oauth/authorize` (a browser navigation) is
 //! public and answers any origin, as browser-based MCP hosts need; none of
 //! it reads a cookie or an ambient credential, so CORS opens nothing.
 
@@ -20,6 +20,7 @@ const RESOURCE_MCP: &str = "/.well-known/oauth-protected-resource/mcp";
 const SERVER: &str = "/.well-known/oauth-authorization-server";
 const REGISTER: &str = "/oauth/register";
 const TOKEN: &str = "/oauth/token";
+const REVOKE: &str = "/oauth/revoke";
 
 pub fn routes() -> Router<State> {
     Router::new()
@@ -29,11 +30,12 @@ pub fn routes() -> Router<State> {
         .route(REGISTER, post(register).options(preflight))
         .route("/oauth/authorize", get(authorize))
         .route(TOKEN, post(token).options(preflight))
+        .route(REVOKE, post(revoke).options(preflight))
 }
 
 /// The paths that send their own `*` CORS headers.
 pub fn is_public(path: &str) -> bool {
-    [RESOURCE_ROOT, RESOURCE_MCP, SERVER, REGISTER, TOKEN].contains(&path)
+    [RESOURCE_ROOT, RESOURCE_MCP, SERVER, REGISTER, TOKEN, REVOKE].contains(&path)
 }
 
 /// The app's URL as this request reaches it (issuer, resource).
@@ -148,25 +150,49 @@ fn shown(e: &OAuthError) -> Response {
 }
 
 async fn token(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(e) = base(&state, &headers) {
-        return ApiError(e).into_response();
-    }
-    let form = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
-    let params: Option<HashMap<String, String>> = form.then(|| serde_urlencoded::from_bytes(&body).ok()).flatten();
-    let Some(params) = params else {
-        return refusal(&OAuthError {
-            status: 400,
-            error: "invalid_request",
-            description: "send the token request as application/x-www-form-urlencoded".into(),
-        });
+    let params = match form(&state, &headers, &body) {
+        Ok(params) => params,
+        Err(refused) => return refused,
     };
     match oauth::token(&state.app, &params).await {
         Ok(tokens) => public(StatusCode::OK, &tokens),
         Err(e) => refusal(&e),
     }
+}
+
+/// RFC 7009: 200 with no body whether or not the token was live.
+async fn revoke(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Response {
+    let params = match form(&state, &headers, &body) {
+        Ok(params) => params,
+        Err(refused) => return refused,
+    };
+    match oauth::revoke(&state.app, &params).await {
+        Ok(()) => {
+            let mut response = StatusCode::OK.into_response();
+            let h = response.headers_mut();
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        }
+        Err(e) => refusal(&e),
+    }
+}
+
+/// The parameters of a token or revocation request: a form, as OAuth sends
+/// them, to a host this app answers for.
+fn form(state: &State, headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, String>, Response> {
+    base(state, headers).map_err(|e| ApiError(e).into_response())?;
+    let form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
+    form.then(|| serde_urlencoded::from_bytes(body).ok()).flatten().ok_or_else(|| {
+        refusal(&OAuthError {
+            status: 400,
+            error: "invalid_request",
+            description: "send the request as application/x-www-form-urlencoded".into(),
+        })
+    })
 }
 
 async fn preflight() -> Response {

@@ -175,6 +175,8 @@ async fn metadata_and_the_challenge_start_the_flow() {
     assert_eq!(meta["authorization_endpoint"], format!("{}/oauth/authorize", t.url));
     assert_eq!(meta["token_endpoint"], format!("{}/oauth/token", t.url));
     assert_eq!(meta["registration_endpoint"], format!("{}/oauth/register", t.url));
+    assert_eq!(meta["revocation_endpoint"], format!("{}/oauth/revoke", t.url));
+    assert_eq!(meta["revocation_endpoint_auth_methods_supported"], json!(["none"]));
     assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
     assert_eq!(meta["token_endpoint_auth_methods_supported"], json!(["none"]));
     assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
@@ -275,7 +277,8 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
     assert_eq!(back["state"], "xyz-1");
     assert_eq!(back["iss"], t.url);
 
-    // A wrong verifier spends the code: it never works after.
+    // A wrong verifier spends the code. Presented again, it was in two
+    // hands: the sign-in it was for ends.
     let (status, refused) = trade(
         &t,
         &[
@@ -289,7 +292,18 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
     .await;
     assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
     let (status, refused) = code_for_token(&t, &client, &back["code"], &callback).await;
-    assert_eq!((status, refused["error_description"].as_str()), (400, Some("the code is unknown, used or expired")));
+    assert_eq!(
+        (status, refused["error"].as_str(), refused["error_description"].as_str()),
+        (
+            400,
+            Some("invalid_grant"),
+            Some("this code was used before, so the sign-in it made is revoked; sign in again")
+        )
+    );
+    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(ended["status"], "revoked");
+    let (status, unknown) = code_for_token(&t, &client, "a2c_nothing", &callback).await;
+    assert_eq!((status, unknown["error_description"].as_str()), (400, Some("the code is unknown, used or expired")));
 
     // A fresh sign-in, traded properly.
     let (signed_in, back) = approved(&t, &client, Some(json!(["data:cards:read"]))).await;
@@ -301,9 +315,6 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
     let access = tokens["access_token"].as_str().unwrap().to_owned();
     let refresh = tokens["refresh_token"].as_str().unwrap().to_owned();
     assert!(access.starts_with("a2g_") && refresh.starts_with("a2r_"));
-    // The code was spent by the trade.
-    let (status, _) = code_for_token(&t, &client, &back["code"], &callback).await;
-    assert_eq!(status, 400);
 
     // At /mcp it reads (no write tools listed); elsewhere it is not valid (RFC 8707).
     let (status, names) = tools(&t, &access).await;
@@ -413,6 +424,153 @@ async fn revoking_the_grant_ends_its_oauth_tokens() {
     let (status, refused) =
         trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", &client)]).await;
     assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
+}
+
+/// The audit's texts about grant `id`, oldest first.
+async fn audited(t: &TestApp, id: &str) -> Vec<String> {
+    let (_, audit) = t.call("GET", "/api/_a2app/receipts?limit=100", None).await;
+    audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["entity"] == "_a2app_grants" && r["id"] == id)
+        .map(|r| r["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_code_traded_twice_ends_the_sign_in_it_bought() {
+    let t = signing_in().await;
+    let client = register(&t).await;
+    let (grant, back) = approved(&t, &client, None).await;
+    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
+    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let (status, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(tools(&t, access).await.0, 200);
+
+    // The same code again (OAuth 2.1 §4.1.3): refused, and the tokens it bought end.
+    let (status, replay) = code_for_token(&t, &client, &back["code"], &callback).await;
+    assert_eq!(
+        (status, replay["error"].as_str(), replay["error_description"].as_str()),
+        (
+            400,
+            Some("invalid_grant"),
+            Some("this code was used before, so the sign-in it made is revoked; sign in again")
+        )
+    );
+    assert_eq!(tools(&t, access).await.0, 401);
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let (status, refused) =
+        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", &client)]).await;
+    assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
+    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(ended["status"], "revoked");
+    // Once more: still refused, and the grant is ended once.
+    assert_eq!(code_for_token(&t, &client, &back["code"], &callback).await.0, 400);
+    assert_eq!(
+        audited(&t, &grant).await,
+        [
+            "MCP client \"Claude Desktop\" asked for a grant".to_owned(),
+            "Approved a grant for agent \"Claude Desktop\": data:cards:read, data:cards:write".to_owned(),
+            "Revoked the grant of \"Claude Desktop\": its authorization code was used twice".to_owned(),
+        ]
+    );
+}
+
+/// `POST /oauth/revoke` with `form`: the status, the CORS header and the body.
+async fn revoke(t: &TestApp, form: &[(&str, &str)]) -> (u16, String, String) {
+    let resp = t
+        .http
+        .post(format!("{}/oauth/revoke", t.url))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string(form).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers().get("cache-control").unwrap(), "no-store");
+    let cors = resp.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap().to_owned());
+    (resp.status().as_u16(), cors.unwrap_or_default(), resp.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_client_signs_out_by_revoking_either_token() {
+    let t = signing_in().await;
+    let client = register(&t).await;
+    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
+    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let sign_in = || async {
+        let (grant, back) = approved(&t, &client, None).await;
+        let (status, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
+        assert_eq!(status, 200, "{tokens}");
+        let token = |k: &str| tokens[k].as_str().unwrap().to_owned();
+        (grant, token("access_token"), token("refresh_token"))
+    };
+
+    // The refresh token: the grant ends with both tokens.
+    let (grant, access, refresh) = sign_in().await;
+    let other = register(&t).await;
+    let (status, _, refused) = revoke(&t, &[("token", &refresh), ("client_id", &other)]).await;
+    let refused: Value = serde_json::from_str(&refused).unwrap();
+    assert_eq!(
+        (status, refused["error"].as_str(), refused["error_description"].as_str()),
+        (400, Some("unauthorized_client"), Some("this token was not issued to this client"))
+    );
+    assert_eq!(tools(&t, &access).await.0, 200, "another client revokes nothing");
+    assert_eq!(
+        revoke(&t, &[("token", &refresh), ("token_type_hint", "refresh_token"), ("client_id", &client)]).await,
+        (200, "*".to_owned(), String::new())
+    );
+    assert_eq!(tools(&t, &access).await.0, 401);
+    let (status, refused) =
+        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
+    assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
+    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(ended["status"], "revoked");
+    assert_eq!(
+        audited(&t, &grant).await.last().map(String::as_str),
+        Some("Revoked the grant of \"Claude Desktop\": its client signed out")
+    );
+    // Done already, or never known: 200, nothing to do (RFC 7009 §2.2).
+    assert_eq!(revoke(&t, &[("token", &refresh), ("client_id", &client)]).await.0, 200);
+    assert_eq!(revoke(&t, &[("token", "a2g_unknown"), ("client_id", &client)]).await.0, 200);
+
+    // The access token, under a wrong hint: the same.
+    let (grant, access, refresh) = sign_in().await;
+    assert_eq!(
+        revoke(&t, &[("token", &access), ("token_type_hint", "refresh_token"), ("client_id", &client)]).await.0,
+        200
+    );
+    assert_eq!(tools(&t, &access).await.0, 401);
+    let (status, _) =
+        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
+    assert_eq!(status, 400);
+    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(ended["status"], "revoked");
+
+    // Malformed requests.
+    let (status, _, body) = revoke(&t, &[("client_id", &client)]).await;
+    assert_eq!(
+        (status, serde_json::from_str::<Value>(&body).unwrap()["error_description"].as_str()),
+        (400, Some("token is required"))
+    );
+    let (status, _, body) = revoke(&t, &[("token", &refresh)]).await;
+    assert_eq!(
+        (status, serde_json::from_str::<Value>(&body).unwrap()["error_description"].as_str()),
+        (400, Some("client_id is required"))
+    );
+    let (status, json_body) = t
+        .send(t.http.post(format!("{}/oauth/revoke", t.url)), Some(json!({"token": refresh, "client_id": client})))
+        .await;
+    assert_eq!(
+        (status, json_body["error"].as_str(), json_body["error_description"].as_str()),
+        (400, Some("invalid_request"), Some("send the request as application/x-www-form-urlencoded"))
+    );
+    // A browser-based host may call it from its own origin.
+    let resp = t.http.request(reqwest::Method::OPTIONS, format!("{}/oauth/revoke", t.url)).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 204);
+    assert_eq!(resp.headers()["access-control-allow-origin"], "*");
 }
 
 #[tokio::test]

@@ -79,6 +79,8 @@ const ADDED_COLUMNS: &[(&str, &str)] = &[
     ("_a2app_grants", "client TEXT"),
     // The one resource an OAuth access token is good for.
     ("_a2app_grant_tokens", "audience TEXT"),
+    // The hash of an OAuth request's code once traded, to see it presented again.
+    ("_a2app_oauth_requests", "spent_code TEXT"),
 ];
 
 fn add_column(tx: &Connection, table: &str, declaration: &str) -> Result<(), StoreError> {
@@ -101,6 +103,8 @@ pub fn migrate(tx: &Connection, schema: &Schema, allow_destructive: bool) -> Res
     for (table, column) in ADDED_COLUMNS {
         add_column(tx, table, column)?;
     }
+    // On an added column, so made after it.
+    tx.execute_batch("CREATE INDEX IF NOT EXISTS _a2app_oauth_requests_spent ON _a2app_oauth_requests (spent_code)")?;
     let previous: Schema = tx
         .query_row(&format!("SELECT value FROM {META} WHERE key = 'schema'"), [], |r| r.get::<_, String>(0))
         .optional()?

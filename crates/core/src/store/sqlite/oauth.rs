@@ -5,7 +5,7 @@
 //! Only hashes of codes and tokens are stored.
 
 use super::grants;
-use crate::store::{AuthRequest, GrantConflict, OAuthClient, OAuthTokens, StoreError};
+use crate::store::{AuthRequest, CodeUse, GrantConflict, OAuthClient, OAuthTokens, StoreError};
 use protocol::grant::GrantStatus;
 use rusqlite::{Connection, OptionalExtension, Row};
 
@@ -87,17 +87,31 @@ pub fn set_code(conn: &Connection, grant_id: &str, code_hash: &str, expires: &st
 }
 
 /// The request a live code was issued for; the code is spent whatever the
-/// trade's outcome, so a code works at most once.
-pub fn take_code(conn: &Connection, code_hash: &str, now: &str) -> Result<Option<AuthRequest>, StoreError> {
+/// trade's outcome, so a code works at most once, and kept as `spent_code`
+/// so that presenting it again is seen as a replay.
+pub fn take_code(conn: &Connection, code_hash: &str, now: &str) -> Result<CodeUse, StoreError> {
     let found = conn
         .prepare_cached(&format!(
             "SELECT {REQUEST_COLUMNS} FROM _a2app_oauth_requests WHERE code_hash = ?1 AND code_expires > ?2"
         ))?
         .query_row([code_hash, now], read_request)
         .optional()?;
+    if let Some(request) = found {
+        conn.prepare_cached(
+            "UPDATE _a2app_oauth_requests SET code_hash = NULL, code_expires = NULL, spent_code = ?2
+             WHERE grant_id = ?1",
+        )?
+        .execute([&request.grant_id, code_hash])?;
+        return Ok(CodeUse::Live(request));
+    }
+    // An expired code is dropped, not counted as spent: a slow client is no thief.
     conn.prepare_cached("UPDATE _a2app_oauth_requests SET code_hash = NULL, code_expires = NULL WHERE code_hash = ?1")?
         .execute([code_hash])?;
-    Ok(found)
+    let replayed: Option<String> = conn
+        .prepare_cached("SELECT grant_id FROM _a2app_oauth_requests WHERE spent_code = ?1")?
+        .query_row([code_hash], |r| r.get(0))
+        .optional()?;
+    Ok(replayed.map_or(CodeUse::Unknown, CodeUse::Replayed))
 }
 
 /// Stores an access and a refresh token for an active grant. With `spent`,

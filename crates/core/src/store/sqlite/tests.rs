@@ -385,3 +385,34 @@ async fn a_database_made_before_oauth_gains_its_columns_and_keeps_its_grants() {
     let (store, _) = open(&dir);
     assert!(store.grant("g1").expect("read").is_some());
 }
+
+#[tokio::test]
+async fn an_oauth_request_table_made_before_code_replays_gains_its_column_and_tells_them_apart() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("data.db");
+    {
+        // The requests table as the first OAuth release made it, with a live code.
+        let conn = rusqlite::Connection::open(&path).expect("a database");
+        conn.execute_batch(
+            "CREATE TABLE _a2app_oauth_requests (
+                grant_id TEXT PRIMARY KEY NOT NULL, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
+                challenge TEXT NOT NULL, state TEXT, audience TEXT NOT NULL, code_hash TEXT UNIQUE, code_expires TEXT);
+             INSERT INTO _a2app_oauth_requests VALUES ('g1', 'c1', 'http://127.0.0.1/cb', 'ch', 's', 'http://a/mcp',
+                'code1', '2026-01-01 00:01:00.000Z');
+             INSERT INTO _a2app_oauth_requests VALUES ('g2', 'c1', 'http://127.0.0.1/cb', 'ch', 's', 'http://a/mcp',
+                'code2', '2026-01-01 00:00:00.000Z');",
+        )
+        .expect("the old table");
+    }
+    let (store, _) = open(&dir);
+    let now = "2026-01-01 00:00:30.000Z";
+    let crate::store::CodeUse::Live(request) = store.take_auth_code("code1", now).expect("take") else {
+        panic!("the live code is found")
+    };
+    assert_eq!((request.grant_id.as_str(), request.client_id.as_str()), ("g1", "c1"));
+    assert_eq!(store.take_auth_code("code1", now).expect("take"), crate::store::CodeUse::Replayed("g1".into()));
+    assert_eq!(store.take_auth_code("other", now).expect("take"), crate::store::CodeUse::Unknown);
+    // An expired code is dropped, and is no replay when it comes again.
+    assert_eq!(store.take_auth_code("code2", now).expect("take"), crate::store::CodeUse::Unknown);
+    assert_eq!(store.take_auth_code("code2", now).expect("take"), crate::store::CodeUse::Unknown);
+}

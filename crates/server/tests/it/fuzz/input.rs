@@ -514,6 +514,7 @@ impl Fuzzer<'_> {
                     "/oauth/register",
                     "/oauth/authorize",
                     "/oauth/token",
+                    "/oauth/revoke",
                 ]);
                 if path.starts_with("/oauth/") {
                     // Registrations, sign-ins and trades that almost parse.
@@ -539,6 +540,8 @@ impl Fuzzer<'_> {
                         "code",
                         "code_verifier",
                         "refresh_token",
+                        "token",
+                        "token_type_hint",
                     ] {
                         if self.chance(0.4) {
                             let len = self.rng.random_range(0..50);

@@ -215,6 +215,7 @@ impl<'a> Fuzzer<'a> {
                 "invalid_redirect_uri",
                 "invalid_scope",
                 "invalid_target",
+                "unauthorized_client",
             ];
             let shown = answer.body.as_str().is_some_and(|t| t.starts_with("This sign-in cannot go on: "));
             if !known.contains(&error) && !shown {
