@@ -445,8 +445,11 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
     let at = crate::datetime::format(now);
     match param("grant_type") {
         Some("authorization_code") => {
-            let (code, client_id) = (required("code")?, required("client_id")?);
-            let (redirect_uri, verifier) = (required("redirect_uri")?, required("code_verifier")?);
+            let (code, client_id, verifier) = (required("code")?, required("client_id")?, required("code_verifier")?);
+            // Optional: PKCE binds the code to its client's verifier, which is
+            // what echoing the redirect URI guarded before PKCE; one that is
+            // sent must still be the request's.
+            let redirect_uri = param("redirect_uri");
             let store = Arc::clone(&app.store);
             let (hash, when) = (digest(code), at.clone());
             let request = match blocking(move || Ok(store.take_auth_code(&hash, &when)?)).await? {
@@ -464,7 +467,7 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
                     return Err(OAuthError::new("invalid_grant", "the code is unknown, used or expired"));
                 }
             };
-            if request.client_id != client_id || request.redirect_uri != redirect_uri {
+            if request.client_id != client_id || redirect_uri.is_some_and(|uri| uri != request.redirect_uri) {
                 return Err(OAuthError::new("invalid_grant", "the code was issued to another client or redirect_uri"));
             }
             if !(43..=128).contains(&verifier.len()) || !is_pkce_text(verifier) {

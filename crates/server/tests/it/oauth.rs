@@ -479,6 +479,37 @@ async fn a_code_traded_twice_ends_the_sign_in_it_bought() {
     );
 }
 
+#[tokio::test]
+async fn the_redirect_uri_may_be_left_out_of_a_trade_but_one_sent_is_checked() {
+    let t = signing_in().await;
+    let client = register(&t).await;
+    let trade_code = |code: String, redirect: Option<&'static str>| {
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code),
+            ("client_id", client.clone()),
+            ("code_verifier", VERIFIER.to_owned()),
+        ];
+        form.extend(redirect.map(|uri| ("redirect_uri", uri.to_owned())));
+        let t = &t;
+        async move {
+            let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            trade(t, &form).await
+        }
+    };
+    let (_, back) = approved(&t, &client, None).await;
+    let (status, refused) = trade_code(back["code"].clone(), Some("http://127.0.0.1:1/other")).await;
+    assert_eq!(
+        (status, refused["error"].as_str(), refused["error_description"].as_str()),
+        (400, Some("invalid_grant"), Some("the code was issued to another client or redirect_uri"))
+    );
+    // Left out, the code and its verifier are enough.
+    let (_, back) = approved(&t, &client, None).await;
+    let (status, tokens) = trade_code(back["code"].clone(), None).await;
+    assert_eq!(status, 200, "{tokens}");
+    assert_eq!(tools(&t, tokens["access_token"].as_str().unwrap()).await.0, 200);
+}
+
 /// `POST /oauth/revoke` with `form`: the status, the CORS header and the body.
 async fn revoke(t: &TestApp, form: &[(&str, &str)]) -> (u16, String, String) {
     let resp = t
