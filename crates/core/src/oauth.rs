@@ -455,7 +455,7 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
             let request = match blocking(move || Ok(store.take_auth_code(&hash, &when)?)).await? {
                 CodeUse::Live(request) => request,
                 CodeUse::Replayed(grant_id) => {
-                    // Two parties hold the code (OAuth 2.1 §4.1.3): what it
+                    // Two parties hold the code (RFC 6749 §4.1.2): what it
                     // bought ends, for the person to sign in again.
                     end_replayed(app, &grant_id, "its authorization code was used twice").await;
                     return Err(OAuthError::new(

@@ -450,7 +450,7 @@ async fn a_code_traded_twice_ends_the_sign_in_it_bought() {
     let access = tokens["access_token"].as_str().unwrap();
     assert_eq!(tools(&t, access).await.0, 200);
 
-    // The same code again (OAuth 2.1 §4.1.3): refused, and the tokens it bought end.
+    // The same code again (RFC 6749 §4.1.2): refused, and the tokens it bought end.
     let (status, replay) = code_for_token(&t, &client, &back["code"], &callback).await;
     assert_eq!(
         (status, replay["error"].as_str(), replay["error_description"].as_str()),
