@@ -457,7 +457,7 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
                 CodeUse::Replayed(grant_id) => {
                     // Two parties hold the code (RFC 6749 §4.1.2): what it
                     // bought ends, for the person to sign in again.
-                    end_replayed(app, &grant_id, "its authorization code was used twice").await;
+                    end_grant(app, &grant_id, "its authorization code was used twice").await?;
                     return Err(OAuthError::new(
                         "invalid_grant",
                         "this code was used before, so the sign-in it made is revoked; sign in again",
@@ -515,33 +515,22 @@ async fn end_grant(app: &Arc<App>, grant_id: &str, why: &str) -> Result<(), Erro
     }
 }
 
-/// Ends a grant whose code or refresh token came back a second time.
-async fn end_replayed(app: &Arc<App>, grant_id: &str, why: &str) {
-    if let Err(e) = end_grant(app, grant_id, why).await {
-        tracing::warn!(error = %e, grant = grant_id, "cannot end a grant after a replay");
-    }
-}
-
 /// Token revocation (RFC 7009): a client signing out revokes its access or
-/// its refresh token, and the sign-in behind it (the grant, with every
-/// token) ends, as if its person revoked it. A token unknown, expired or
+/// its refresh token, expired or not, and the sign-in behind it (the grant,
+/// with every token) ends, as if its person revoked it. A token unknown or
 /// already revoked needs nothing done and is no error.
 pub async fn revoke(app: &Arc<App>, params: &HashMap<String, String>) -> Result<(), OAuthError> {
     let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let token = param("token").ok_or_else(|| OAuthError::new("invalid_request", "token is required"))?;
     let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
     // `token_type_hint` is only a hint (RFC 7009 §2.1): both kinds are looked up.
-    let (hash, now) = (digest(token), crate::datetime::format(app.clock.now()));
-    let store = Arc::clone(&app.store);
-    let found = blocking(move || {
-        if let Some(access) = store.grant_by_token(&hash, &now)? {
-            return Ok(Some(access.grant.id));
-        }
-        Ok(store.refresh_grant(&hash, &now)?.map(|(grant, _)| grant))
-    })
-    .await?;
-    let Some(grant_id) = found else { return Ok(()) };
-    let Ok(grant) = grants::get(app, &grant_id).await else { return Ok(()) };
+    let (store, hash) = (Arc::clone(&app.store), digest(token));
+    let Some(grant_id) = blocking(move || Ok(store.token_grant(&hash)?)).await? else { return Ok(()) };
+    let grant = match grants::get(app, &grant_id).await {
+        Ok(grant) => grant,
+        Err(Error::NotFound) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
     if grant.client.as_ref().is_none_or(|c| c.id != client_id) {
         return Err(OAuthError::new("unauthorized_client", "this token was not issued to this client"));
     }
@@ -591,7 +580,7 @@ async fn issue(
         }
         Err(GrantConflict::Replayed) => {
             // Two holders of one refresh token: one of them stole it.
-            end_replayed(app, grant_id, "a refresh token was used twice").await;
+            end_grant(app, grant_id, "a refresh token was used twice").await?;
             return Err(OAuthError::new(
                 "invalid_grant",
                 "this refresh token was used before, so its grant is revoked; sign in again",

@@ -235,6 +235,10 @@ pub trait Store: Send + Sync + 'static {
     /// a used one is caught by [`Self::issue_oauth_tokens`]).
     fn refresh_grant(&self, hash: &str, now: &str) -> Result<Option<(String, String)>, StoreError>;
 
+    /// The grant an access or refresh token (by its hash) was issued for,
+    /// expired or not, while it is stored: what a revocation ends.
+    fn token_grant(&self, hash: &str) -> Result<Option<String>, StoreError>;
+
     /// Stores a new approval key (durable when this returns). Expired keys
     /// are dropped first; past `max` pending keys, the ones expiring soonest go.
     fn issue_approval(&self, approval: &Approval, now: &str, max: usize) -> Result<(), StoreError>;

@@ -671,6 +671,10 @@ impl Store for SqliteStore {
         oauth::refresh_grant(&*self.reader()?, hash, now)
     }
 
+    fn token_grant(&self, hash: &str) -> Result<Option<String>, StoreError> {
+        oauth::token_grant(&*self.reader()?, hash)
+    }
+
     fn issue_approval(&self, approval: &crate::store::Approval, now: &str, max: usize) -> Result<(), StoreError> {
         let (approval, now) = (approval.clone(), now.to_owned());
         self.on_writer(move |conn| approvals::issue(conn, &approval, &now, max))

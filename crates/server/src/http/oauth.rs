@@ -8,7 +8,7 @@ use super::{ApiError, State};
 use a2app_core::oauth::{self, OAuthError};
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Query, State as S};
+use axum::extract::{RawQuery, State as S};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -78,10 +78,14 @@ async fn register(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Respon
 
 /// The person's browser arrives here from the client: to the consent
 /// screen for the new pending grant, or an error shown to them.
-async fn authorize(S(state): S<State>, headers: HeaderMap, Query(params): Query<HashMap<String, String>>) -> Response {
+async fn authorize(S(state): S<State>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let base = match base(&state, &headers) {
         Ok(b) => b,
         Err(e) => return ApiError(e).into_response(),
+    };
+    let params = match parameters(query.unwrap_or_default().as_bytes()) {
+        Ok(params) => params,
+        Err(why) => return shown(&OAuthError { status: 400, error: "invalid_request", description: why }),
     };
     // A sign-in is a page the person opens. A browser says what a request is
     // for: another page's image, script or frame must not leave pending
@@ -182,17 +186,31 @@ async fn revoke(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Response
 /// them, to a host this app answers for.
 fn form(state: &State, headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, String>, Response> {
     base(state, headers).map_err(|e| ApiError(e).into_response())?;
+    let refused = |description: String| refusal(&OAuthError { status: 400, error: "invalid_request", description });
     let form = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
-    form.then(|| serde_urlencoded::from_bytes(body).ok()).flatten().ok_or_else(|| {
-        refusal(&OAuthError {
-            status: 400,
-            error: "invalid_request",
-            description: "send the request as application/x-www-form-urlencoded".into(),
-        })
-    })
+        .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
+    if !form {
+        return Err(refused("send the request as application/x-www-form-urlencoded".into()));
+    }
+    parameters(body).map_err(refused)
+}
+
+/// OAuth parameters, URL-encoded: each name at most once (RFC 6749 §3.1,
+/// §3.2), so no two parts of a stack can read two different values.
+fn parameters(raw: &[u8]) -> Result<HashMap<String, String>, String> {
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_bytes(raw).map_err(|_| "the parameters are not URL-encoded text".to_owned())?;
+    let mut out = HashMap::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        if out.contains_key(&name) {
+            let name: String = name.chars().take(40).collect();
+            return Err(format!("the parameter {name} is sent more than once"));
+        }
+        out.insert(name, value);
+    }
+    Ok(out)
 }
 
 async fn preflight() -> Response {

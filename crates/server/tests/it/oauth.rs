@@ -426,6 +426,12 @@ async fn revoking_the_grant_ends_its_oauth_tokens() {
     assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
 }
 
+/// Moves the app's clock on by `secs`.
+fn advance(t: &TestApp, secs: i64) {
+    use a2app_core::clock::Clock;
+    t.clock.set(t.clock.now() + jiff::SignedDuration::from_secs(secs));
+}
+
 /// The audit's texts about grant `id`, oldest first.
 async fn audited(t: &TestApp, id: &str) -> Vec<String> {
     let (_, audit) = t.call("GET", "/api/_a2app/receipts?limit=100", None).await;
@@ -477,6 +483,16 @@ async fn a_code_traded_twice_ends_the_sign_in_it_bought() {
             "Revoked the grant of \"Claude Desktop\": its authorization code was used twice".to_owned(),
         ]
     );
+
+    // A replay counts while the code could have been traded: an old code
+    // from a log or a browser's history cannot end a sign-in weeks later.
+    let (grant, back) = approved(&t, &client, None).await;
+    assert_eq!(code_for_token(&t, &client, &back["code"], &callback).await.0, 200);
+    advance(&t, a2app_core::oauth::CODE_SECONDS + 1);
+    let (status, late) = code_for_token(&t, &client, &back["code"], &callback).await;
+    assert_eq!((status, late["error_description"].as_str()), (400, Some("the code is unknown, used or expired")));
+    let (_, kept) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(kept["status"], "active");
 }
 
 #[tokio::test]
@@ -580,6 +596,39 @@ async fn a_client_signs_out_by_revoking_either_token() {
     let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
     assert_eq!(ended["status"], "revoked");
 
+    // An access token past its hour still signs out: its refresh token lives on.
+    let (grant, access, refresh) = sign_in().await;
+    advance(&t, a2app_core::oauth::ACCESS_SECONDS + 1);
+    assert_eq!(tools(&t, &access).await.0, 401, "expired");
+    assert_eq!(revoke(&t, &[("token", &access), ("client_id", &client)]).await.0, 200);
+    let (status, _) =
+        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
+    assert_eq!(status, 400);
+    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(ended["status"], "revoked");
+
+    // Each parameter once (RFC 6749 §3.2): two tokens could be read two ways.
+    let (grant, access, _) = sign_in().await;
+    let (status, _, body) = revoke(&t, &[("token", &access), ("token", "a2g_other"), ("client_id", &client)]).await;
+    assert_eq!(
+        (status, serde_json::from_str::<Value>(&body).unwrap()["error_description"].as_str()),
+        (400, Some("the parameter token is sent more than once"))
+    );
+    let (_, kept) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(kept["status"], "active");
+    // The media type's name in any case.
+    let resp = t
+        .http
+        .post(format!("{}/oauth/revoke", t.url))
+        .header("content-type", "Application/X-WWW-Form-URLEncoded; charset=UTF-8")
+        .body(serde_urlencoded::to_string([("token", access.as_str()), ("client_id", client.as_str())]).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(ended["status"], "revoked");
+
     // Malformed requests.
     let (status, _, body) = revoke(&t, &[("client_id", &client)]).await;
     assert_eq!(
@@ -624,6 +673,18 @@ async fn bad_requests_are_refused_with_oauth_errors() {
     assert_eq!((status, location.as_str()), (400, ""));
     let (status, location) = authorize(&t, &client, &[("redirect_uri", "http://127.0.0.1:9/elsewhere")]).await;
     assert_eq!((status, location.as_str()), (400, ""));
+    // Each parameter once (RFC 6749 §3.1).
+    let twice = format!(
+        "{}/oauth/authorize?response_type=code&client_id={client}&client_id=other&code_challenge={}&code_challenge_method=S256",
+        t.url,
+        challenge(VERIFIER)
+    );
+    let resp = browser().get(twice).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    assert_eq!(
+        resp.text().await.unwrap(),
+        "This sign-in cannot go on: the parameter client_id is sent more than once (invalid_request).\n"
+    );
 
     // Nor after: until the person saw the consent screen, an error is shown to
     // them, never redirected (open registration would make an open redirector).

@@ -87,8 +87,10 @@ pub fn set_code(conn: &Connection, grant_id: &str, code_hash: &str, expires: &st
 }
 
 /// The request a live code was issued for; the code is spent whatever the
-/// trade's outcome, so a code works at most once, and kept as `spent_code`
-/// so that presenting it again is seen as a replay.
+/// trade's outcome, so a code works at most once. Until the code would have
+/// expired it is kept as `spent_code`, and presenting it again is a replay;
+/// after, it is as unknown as any expired code (a leaked old code cannot end
+/// a sign-in weeks later).
 pub fn take_code(conn: &Connection, code_hash: &str, now: &str) -> Result<CodeUse, StoreError> {
     let found = conn
         .prepare_cached(&format!(
@@ -97,19 +99,16 @@ pub fn take_code(conn: &Connection, code_hash: &str, now: &str) -> Result<CodeUs
         .query_row([code_hash, now], read_request)
         .optional()?;
     if let Some(request) = found {
-        conn.prepare_cached(
-            "UPDATE _a2app_oauth_requests SET code_hash = NULL, code_expires = NULL, spent_code = ?2
-             WHERE grant_id = ?1",
-        )?
-        .execute([&request.grant_id, code_hash])?;
+        conn.prepare_cached("UPDATE _a2app_oauth_requests SET code_hash = NULL, spent_code = ?2 WHERE grant_id = ?1")?
+            .execute([&request.grant_id, code_hash])?;
         return Ok(CodeUse::Live(request));
     }
     // An expired code is dropped, not counted as spent: a slow client is no thief.
     conn.prepare_cached("UPDATE _a2app_oauth_requests SET code_hash = NULL, code_expires = NULL WHERE code_hash = ?1")?
         .execute([code_hash])?;
     let replayed: Option<String> = conn
-        .prepare_cached("SELECT grant_id FROM _a2app_oauth_requests WHERE spent_code = ?1")?
-        .query_row([code_hash], |r| r.get(0))
+        .prepare_cached("SELECT grant_id FROM _a2app_oauth_requests WHERE spent_code = ?1 AND code_expires > ?2")?
+        .query_row([code_hash, now], |r| r.get(0))
         .optional()?;
     Ok(replayed.map_or(CodeUse::Unknown, CodeUse::Replayed))
 }
@@ -161,5 +160,17 @@ pub fn refresh_grant(conn: &Connection, hash: &str, now: &str) -> Result<Option<
     Ok(conn
         .prepare_cached("SELECT grant_id, audience FROM _a2app_refresh_tokens WHERE hash = ?1 AND expires > ?2")?
         .query_row([hash, now], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+/// The grant of a stored access or refresh token, expired or not (expired
+/// ones stay until the next token of any grant is stored).
+pub fn token_grant(conn: &Connection, hash: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT grant_id FROM _a2app_grant_tokens WHERE hash = ?1
+             UNION ALL SELECT grant_id FROM _a2app_refresh_tokens WHERE hash = ?1 LIMIT 1",
+        )?
+        .query_row([hash], |r| r.get(0))
         .optional()?)
 }

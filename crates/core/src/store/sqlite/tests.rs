@@ -411,6 +411,9 @@ async fn an_oauth_request_table_made_before_code_replays_gains_its_column_and_te
     };
     assert_eq!((request.grant_id.as_str(), request.client_id.as_str()), ("g1", "c1"));
     assert_eq!(store.take_auth_code("code1", now).expect("take"), crate::store::CodeUse::Replayed("g1".into()));
+    // Once the code would have expired, it is a replay no more.
+    let later = "2026-01-01 00:01:00.000Z";
+    assert_eq!(store.take_auth_code("code1", later).expect("take"), crate::store::CodeUse::Unknown);
     assert_eq!(store.take_auth_code("other", now).expect("take"), crate::store::CodeUse::Unknown);
     // An expired code is dropped, and is no replay when it comes again.
     assert_eq!(store.take_auth_code("code2", now).expect("take"), crate::store::CodeUse::Unknown);
