@@ -103,16 +103,22 @@ async fn approved(t: &TestApp, client: &str, scopes: Option<Value>) -> (String, 
     (grant, query(decided["redirect"].as_str().unwrap()))
 }
 
-async fn trade(t: &TestApp, form: &[(&str, &str)]) -> (u16, Value) {
+/// `form` posted to `path` as OAuth sends it; every answer is `no-store`.
+async fn post_form(t: &TestApp, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
     let resp = t
         .http
-        .post(format!("{}/oauth/token", t.url))
+        .post(format!("{}{path}", t.url))
         .header("content-type", "application/x-www-form-urlencoded")
         .body(serde_urlencoded::to_string(form).unwrap())
         .send()
         .await
         .unwrap();
     assert_eq!(resp.headers().get("cache-control").unwrap(), "no-store");
+    resp
+}
+
+async fn trade(t: &TestApp, form: &[(&str, &str)]) -> (u16, Value) {
+    let resp = post_form(t, "/oauth/token", form).await;
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap())
 }
@@ -528,15 +534,7 @@ async fn the_redirect_uri_may_be_left_out_of_a_trade_but_one_sent_is_checked() {
 
 /// `POST /oauth/revoke` with `form`: the status, the CORS header and the body.
 async fn revoke(t: &TestApp, form: &[(&str, &str)]) -> (u16, String, String) {
-    let resp = t
-        .http
-        .post(format!("{}/oauth/revoke", t.url))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded::to_string(form).unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.headers().get("cache-control").unwrap(), "no-store");
+    let resp = post_form(t, "/oauth/revoke", form).await;
     let cors = resp.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap().to_owned());
     (resp.status().as_u16(), cors.unwrap_or_default(), resp.text().await.unwrap())
 }

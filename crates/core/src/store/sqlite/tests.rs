@@ -355,15 +355,19 @@ async fn users_sharing_an_email_cannot_become_a_multi_user_apps_users() {
     assert_eq!(index_names(&store), ["a2app_idx_users__created", "a2app_uidx_users__email"]);
 }
 
+/// A directory whose `data.db` an earlier release made: `sql` run on a new file.
+fn made_before(sql: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let conn = rusqlite::Connection::open(dir.path().join("data.db")).expect("a database");
+    conn.execute_batch(sql).expect("the old tables");
+    dir
+}
+
 #[tokio::test]
 async fn a_database_made_before_oauth_gains_its_columns_and_keeps_its_grants() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let path = dir.path().join("data.db");
-    {
-        // The grant tables as the previous release made them, with one grant.
-        let conn = rusqlite::Connection::open(&path).expect("a database");
-        conn.execute_batch(
-            "CREATE TABLE _a2app_grants (
+    // The grant tables as the previous release made them, with one grant.
+    let dir = made_before(
+        "CREATE TABLE _a2app_grants (
                 id TEXT PRIMARY KEY NOT NULL, agent TEXT NOT NULL, public_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
                 scopes TEXT NOT NULL, status TEXT NOT NULL, acts_for TEXT NOT NULL, created TEXT NOT NULL,
                 updated TEXT NOT NULL, expires TEXT NOT NULL);
@@ -372,9 +376,7 @@ async fn a_database_made_before_oauth_gains_its_columns_and_keeps_its_grants() {
              INSERT INTO _a2app_grants VALUES ('g1', 'old agent', 'k', 'f', '[\"data:notes:read\"]', 'active',
                 'owner', '2026-01-01 00:00:00.000Z', '2026-01-01 00:00:00.000Z', '2026-01-01 00:15:00.000Z');
              INSERT INTO _a2app_grant_tokens VALUES ('h1', 'g1', '2026-01-01 00:00:00.000Z', '2099-01-01 00:00:00.000Z');",
-        )
-        .expect("the old tables");
-    }
+    );
     let (store, _) = open(&dir);
     let grant = store.grant("g1").expect("read").expect("the grant is kept");
     assert_eq!((grant.agent.as_str(), grant.client), ("old agent", None));
@@ -388,22 +390,16 @@ async fn a_database_made_before_oauth_gains_its_columns_and_keeps_its_grants() {
 
 #[tokio::test]
 async fn an_oauth_request_table_made_before_code_replays_gains_its_column_and_tells_them_apart() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let path = dir.path().join("data.db");
-    {
-        // The requests table as the first OAuth release made it, with a live code.
-        let conn = rusqlite::Connection::open(&path).expect("a database");
-        conn.execute_batch(
-            "CREATE TABLE _a2app_oauth_requests (
+    // The requests table as the first OAuth release made it, with a live code.
+    let dir = made_before(
+        "CREATE TABLE _a2app_oauth_requests (
                 grant_id TEXT PRIMARY KEY NOT NULL, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
                 challenge TEXT NOT NULL, state TEXT, audience TEXT NOT NULL, code_hash TEXT UNIQUE, code_expires TEXT);
              INSERT INTO _a2app_oauth_requests VALUES ('g1', 'c1', 'http://127.0.0.1/cb', 'ch', 's', 'http://a/mcp',
                 'code1', '2026-01-01 00:01:00.000Z');
              INSERT INTO _a2app_oauth_requests VALUES ('g2', 'c1', 'http://127.0.0.1/cb', 'ch', 's', 'http://a/mcp',
                 'code2', '2026-01-01 00:00:00.000Z');",
-        )
-        .expect("the old table");
-    }
+    );
     let (store, _) = open(&dir);
     let now = "2026-01-01 00:00:30.000Z";
     let crate::store::CodeUse::Live(request) = store.take_auth_code("code1", now).expect("take") else {
