@@ -37,12 +37,18 @@ async fn register(t: &TestApp) -> String {
     answer["client_id"].as_str().unwrap().to_owned()
 }
 
+/// The redirect URI these sign-ins name: the registered `REDIRECT` on a
+/// port of their own (a loopback redirect URI matches on any port).
+fn callback(t: &TestApp) -> String {
+    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
+    format!("http://127.0.0.1:{}/callback", 40000 + port % 1000)
+}
+
 /// `/oauth/authorize` with `extra` over a valid request; returns the status and `Location`.
 async fn authorize(t: &TestApp, client: &str, extra: &[(&str, &str)]) -> (u16, String) {
-    let port = t.url.rsplit(':').next().unwrap();
     let code_challenge = challenge(VERIFIER);
     let resource = format!("{}/mcp", t.url);
-    let redirect = format!("http://127.0.0.1:{}/callback", 40000 + port.parse::<u32>().unwrap() % 1000);
+    let redirect = callback(t);
     let mut params: HashMap<&str, &str> = HashMap::from([
         ("response_type", "code"),
         ("client_id", client),
@@ -276,8 +282,7 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
         page(&t, &format!("/api/_a2app/grants/{grant}/approve"), Some(json!({"scopes": ["data:cards:read"]}))).await;
     assert_eq!(status, 200, "{decided}");
     let redirect = decided["redirect"].as_str().unwrap();
-    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
-    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let callback = callback(&t);
     assert!(redirect.starts_with(&format!("{callback}?code=a2c_")), "{redirect}");
     let back = query(redirect);
     assert_eq!(back["state"], "xyz-1");
@@ -389,8 +394,7 @@ async fn revoking_the_grant_ends_its_oauth_tokens() {
     let t = signing_in().await;
     let client = register(&t).await;
     let (grant, back) = approved(&t, &client, None).await;
-    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
-    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let callback = callback(&t);
     let (_, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
     let access = tokens["access_token"].as_str().unwrap();
     let (status, names) = tools(&t, access).await;
@@ -455,8 +459,7 @@ async fn a_code_traded_twice_ends_the_sign_in_it_bought() {
     let t = signing_in().await;
     let client = register(&t).await;
     let (grant, back) = approved(&t, &client, None).await;
-    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
-    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let callback = callback(&t);
     let (status, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
     assert_eq!(status, 200, "{tokens}");
     let access = tokens["access_token"].as_str().unwrap();
@@ -543,8 +546,7 @@ async fn revoke(t: &TestApp, form: &[(&str, &str)]) -> (u16, String, String) {
 async fn a_client_signs_out_by_revoking_either_token() {
     let t = signing_in().await;
     let client = register(&t).await;
-    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
-    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let callback = callback(&t);
     let sign_in = || async {
         let (grant, back) = approved(&t, &client, None).await;
         let (status, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
@@ -801,8 +803,7 @@ async fn a_client_named_by_its_metadata_document_signs_in_without_registering() 
     let (status, decided) = page(&t, &format!("/api/_a2app/grants/{grant}/approve"), None).await;
     assert_eq!(status, 200);
     let back = query(decided["redirect"].as_str().unwrap());
-    let port = t.url.rsplit(':').next().unwrap().parse::<u32>().unwrap();
-    let callback = format!("http://127.0.0.1:{}/callback", 40000 + port % 1000);
+    let callback = callback(&t);
     let (status, tokens) = code_for_token(&t, &client, &back["code"], &callback).await;
     assert_eq!(status, 200, "{tokens}");
     assert_eq!(tools(&t, tokens["access_token"].as_str().unwrap()).await.0, 200);
