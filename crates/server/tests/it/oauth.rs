@@ -542,6 +542,17 @@ async fn revoke(t: &TestApp, form: &[(&str, &str)]) -> (u16, String, String) {
     (resp.status().as_u16(), cors.unwrap_or_default(), resp.text().await.unwrap())
 }
 
+/// A sign-in has ended: its access token is refused, its refresh token buys
+/// nothing, and its grant reads revoked.
+async fn assert_ended(t: &TestApp, client: &str, grant: &str, access: &str, refresh: &str) {
+    assert_eq!(tools(t, access).await.0, 401);
+    let (status, refused) =
+        trade(t, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", client)]).await;
+    assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
+    let (_, read) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
+    assert_eq!(read["status"], "revoked");
+}
+
 #[tokio::test]
 async fn a_client_signs_out_by_revoking_either_token() {
     let t = signing_in().await;
@@ -569,12 +580,7 @@ async fn a_client_signs_out_by_revoking_either_token() {
         revoke(&t, &[("token", &refresh), ("token_type_hint", "refresh_token"), ("client_id", &client)]).await,
         (200, "*".to_owned(), String::new())
     );
-    assert_eq!(tools(&t, &access).await.0, 401);
-    let (status, refused) =
-        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
-    assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
-    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(ended["status"], "revoked");
+    assert_ended(&t, &client, &grant, &access, &refresh).await;
     assert_eq!(
         audited(&t, &grant).await.last().map(String::as_str),
         Some("Revoked the grant of \"Claude Desktop\": its client signed out")
@@ -589,26 +595,17 @@ async fn a_client_signs_out_by_revoking_either_token() {
         revoke(&t, &[("token", &access), ("token_type_hint", "refresh_token"), ("client_id", &client)]).await.0,
         200
     );
-    assert_eq!(tools(&t, &access).await.0, 401);
-    let (status, _) =
-        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
-    assert_eq!(status, 400);
-    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(ended["status"], "revoked");
+    assert_ended(&t, &client, &grant, &access, &refresh).await;
 
     // An access token past its hour still signs out: its refresh token lives on.
     let (grant, access, refresh) = sign_in().await;
     advance(&t, a2app_core::oauth::ACCESS_SECONDS + 1);
     assert_eq!(tools(&t, &access).await.0, 401, "expired");
     assert_eq!(revoke(&t, &[("token", &access), ("client_id", &client)]).await.0, 200);
-    let (status, _) =
-        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
-    assert_eq!(status, 400);
-    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(ended["status"], "revoked");
+    assert_ended(&t, &client, &grant, &access, &refresh).await;
 
     // Each parameter once (RFC 6749 §3.2): two tokens could be read two ways.
-    let (grant, access, _) = sign_in().await;
+    let (grant, access, refresh) = sign_in().await;
     let (status, _, body) = revoke(&t, &[("token", &access), ("token", "a2g_other"), ("client_id", &client)]).await;
     assert_eq!(
         (status, serde_json::from_str::<Value>(&body).unwrap()["error_description"].as_str()),
@@ -626,8 +623,7 @@ async fn a_client_signs_out_by_revoking_either_token() {
         .await
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
-    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(ended["status"], "revoked");
+    assert_ended(&t, &client, &grant, &access, &refresh).await;
 
     // Malformed requests.
     let (status, _, body) = revoke(&t, &[("client_id", &client)]).await;
