@@ -215,8 +215,8 @@ pub trait Store: Send + Sync + 'static {
     fn set_auth_code(&self, grant_id: &str, code_hash: &str, expires: &str) -> Result<(), StoreError>;
 
     /// Spends an authorization code: the request it was issued for, once.
-    /// The code is remembered as spent for as long as its request is kept,
-    /// so one presented again is told apart from an unknown or expired one.
+    /// Until it would have expired, the code is remembered as spent, so one
+    /// presented again in that time is told apart from an unknown one.
     fn take_auth_code(&self, code_hash: &str, now: &str) -> Result<CodeUse, StoreError>;
 
     /// Stores an OAuth grant's access and refresh tokens if it is active;

@@ -1,8 +1,9 @@
 //! MCP's OAuth over HTTP (`core::oauth`): the two metadata documents, and
 //! the authorization server's registration, authorization, token and
-//! revocation endpoints. Everything but `/oauth/authorize` (a browser navigation) is
-//! public and answers any origin, as browser-based MCP hosts need; none of
-//! it reads a cookie or an ambient credential, so CORS opens nothing.
+//! revocation endpoints. Everything but `/oauth/authorize` (a browser
+//! navigation) is public and answers any origin, as browser-based MCP hosts
+//! need; none of it reads a cookie or an ambient credential, so CORS opens
+//! nothing.
 
 use super::{ApiError, State};
 use a2app_core::oauth::{self, OAuthError};
@@ -171,13 +172,7 @@ async fn revoke(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Response
         Err(refused) => return refused,
     };
     match oauth::revoke(&state.app, &params).await {
-        Ok(()) => {
-            let mut response = StatusCode::OK.into_response();
-            let h = response.headers_mut();
-            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            response
-        }
+        Ok(()) => open_to_all(StatusCode::OK.into_response()),
         Err(e) => refusal(&e),
     }
 }
@@ -228,7 +223,11 @@ async fn preflight() -> Response {
 
 /// A JSON answer any origin may read; never cached (tokens, fresh ids).
 fn public(status: StatusCode, value: &Value) -> Response {
-    let mut response = super::json_response(status, value);
+    open_to_all(super::json_response(status, value))
+}
+
+/// `response`, readable by any origin and never cached.
+fn open_to_all(mut response: Response) -> Response {
     let h = response.headers_mut();
     h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
