@@ -311,8 +311,7 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
             Some("this code was used before, so the sign-in it made is revoked; sign in again")
         )
     );
-    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(ended["status"], "revoked");
+    assert_eq!(status_of(&t, &grant).await, "revoked");
     let (status, unknown) = code_for_token(&t, &client, "a2c_nothing", &callback).await;
     assert_eq!((status, unknown["error_description"].as_str()), (400, Some("the code is unknown, used or expired")));
 
@@ -381,8 +380,7 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
     assert_eq!((status, replay["error"].as_str()), (400, Some("invalid_grant")));
     assert_eq!(tools(&t, &new_access).await.0, 401);
     // The grant is revoked for its person to see, and the audit says why.
-    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{signed_in}"), None).await;
-    assert_eq!(ended["status"], "revoked");
+    assert_eq!(status_of(&t, &signed_in).await, "revoked");
     let newer = second["refresh_token"].as_str().unwrap();
     let (status, _) =
         trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", newer), ("client_id", &client)]).await;
@@ -442,6 +440,12 @@ fn advance(t: &TestApp, secs: i64) {
     t.clock.set(t.clock.now() + jiff::SignedDuration::from_secs(secs));
 }
 
+/// The status grant `id` reads now.
+async fn status_of(t: &TestApp, id: &str) -> String {
+    let (_, grant) = t.call("GET", &format!("/api/_a2app/grants/{id}"), None).await;
+    grant["status"].as_str().unwrap().to_owned()
+}
+
 /// The audit's texts about grant `id`, oldest first.
 async fn audited(t: &TestApp, id: &str) -> Vec<String> {
     let (_, audit) = t.call("GET", "/api/_a2app/receipts?limit=100", None).await;
@@ -480,8 +484,7 @@ async fn a_code_traded_twice_ends_the_sign_in_it_bought() {
     let (status, refused) =
         trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", &client)]).await;
     assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
-    let (_, ended) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(ended["status"], "revoked");
+    assert_eq!(status_of(&t, &grant).await, "revoked");
     // Once more: still refused, and the grant is ended once.
     assert_eq!(code_for_token(&t, &client, &back["code"], &callback).await.0, 400);
     assert_eq!(
@@ -500,8 +503,7 @@ async fn a_code_traded_twice_ends_the_sign_in_it_bought() {
     advance(&t, a2app_core::oauth::CODE_SECONDS + 1);
     let (status, late) = code_for_token(&t, &client, &back["code"], &callback).await;
     assert_eq!((status, late["error_description"].as_str()), (400, Some("the code is unknown, used or expired")));
-    let (_, kept) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(kept["status"], "active");
+    assert_eq!(status_of(&t, &grant).await, "active");
 }
 
 #[tokio::test]
@@ -549,8 +551,7 @@ async fn assert_ended(t: &TestApp, client: &str, grant: &str, access: &str, refr
     let (status, refused) =
         trade(t, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", client)]).await;
     assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_grant")));
-    let (_, read) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(read["status"], "revoked");
+    assert_eq!(status_of(t, grant).await, "revoked");
 }
 
 #[tokio::test]
@@ -611,8 +612,7 @@ async fn a_client_signs_out_by_revoking_either_token() {
         (status, serde_json::from_str::<Value>(&body).unwrap()["error_description"].as_str()),
         (400, Some("the parameter token is sent more than once"))
     );
-    let (_, kept) = t.call("GET", &format!("/api/_a2app/grants/{grant}"), None).await;
-    assert_eq!(kept["status"], "active");
+    assert_eq!(status_of(&t, &grant).await, "active");
     // The media type's name in any case.
     let resp = t
         .http
