@@ -282,16 +282,15 @@ pub struct Asked {
 /// redirecting errors would make this server an open redirector (RFC 9700
 /// §4.11.2).
 pub fn check(app: &App, base: &str, params: &HashMap<String, String>) -> Result<Asked, OAuthError> {
-    let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let refused = |error: &'static str, description: &str| Err(OAuthError::new(error, description));
-    let state = param("state").map(str::to_owned);
+    let state = param(params, "state").map(str::to_owned);
     if state.as_ref().is_some_and(|s| s.chars().count() > MAX_STATE_CHARS) {
         return refused("invalid_request", "state is too long");
     }
-    if param("response_type") != Some("code") {
+    if param(params, "response_type") != Some("code") {
         return refused("unsupported_response_type", "only response_type=code is supported");
     }
-    let challenge = match (param("code_challenge"), param("code_challenge_method")) {
+    let challenge = match (param(params, "code_challenge"), param(params, "code_challenge_method")) {
         (Some(c), Some("S256")) if is_pkce_text(c) && c.len() == 43 => c.to_owned(),
         _ => {
             return refused(
@@ -301,7 +300,7 @@ pub fn check(app: &App, base: &str, params: &HashMap<String, String>) -> Result<
         }
     };
     let offered = scopes(app);
-    let asked: Vec<String> = match param("scope") {
+    let asked: Vec<String> = match param(params, "scope") {
         None => offered.clone(),
         // Scope tokens are separated by spaces (RFC 6749 §3.3), nothing else.
         Some(text) => text.split(' ').filter(|t| !t.is_empty()).map(str::to_owned).collect(),
@@ -316,7 +315,7 @@ pub fn check(app: &App, base: &str, params: &HashMap<String, String>) -> Result<
         return refused("invalid_scope", &format!("ask for 1 to {} scopes", grants::MAX_SCOPES));
     }
     let audience = resource(base);
-    if let Some(target) = param("resource").filter(|r| r.trim_end_matches('/') != audience) {
+    if let Some(target) = param(params, "resource").filter(|r| r.trim_end_matches('/') != audience) {
         return refused(
             "invalid_target",
             &format!("this server issues tokens for {audience} only, not {}", shorten(target)),
@@ -337,8 +336,7 @@ pub async fn authorize(
     asked: Asked,
     document: Option<Result<Value, String>>,
 ) -> Result<String, OAuthError> {
-    let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
+    let client_id = required(params, "client_id")?;
     let client = if is_document_id(client_id) {
         let document = document.unwrap_or_else(|| Err("it was not read".into())).map_err(|why| {
             OAuthError::new("invalid_client", format!("cannot read the client's metadata document: {}", shorten(&why)))
@@ -351,7 +349,7 @@ pub async fn authorize(
             OAuthError::new("invalid_client", "this client_id is not registered here; register at /oauth/register")
         })?
     };
-    let redirect_uri = match param("redirect_uri") {
+    let redirect_uri = match param(params, "redirect_uri") {
         Some(uri) if redirect_allowed(uri) && client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => {
             uri.to_owned()
         }
@@ -438,18 +436,16 @@ pub async fn decided(app: &Arc<App>, grant: &Grant, base: &str) -> Result<Option
 
 /// The token endpoint: `authorization_code` (with PKCE) or `refresh_token`.
 pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<Value, OAuthError> {
-    let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let required =
-        |k: &'static str| param(k).ok_or_else(|| OAuthError::new("invalid_request", format!("{k} is required")));
     let now = app.clock.now();
     let at = crate::datetime::format(now);
-    match param("grant_type") {
+    match param(params, "grant_type") {
         Some("authorization_code") => {
-            let (code, client_id, verifier) = (required("code")?, required("client_id")?, required("code_verifier")?);
+            let (code, client_id, verifier) =
+                (required(params, "code")?, required(params, "client_id")?, required(params, "code_verifier")?);
             // Optional: PKCE binds the code to its client's verifier, which is
             // what echoing the redirect URI guarded before PKCE; one that is
             // sent must still be the request's.
-            let redirect_uri = param("redirect_uri");
+            let redirect_uri = param(params, "redirect_uri");
             let store = Arc::clone(&app.store);
             let (hash, when) = (digest(code), at.clone());
             let request = match blocking(move || Ok(store.take_auth_code(&hash, &when)?)).await? {
@@ -479,11 +475,11 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
             if URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())) != request.challenge {
                 return Err(OAuthError::new("invalid_grant", "code_verifier does not match the code_challenge"));
             }
-            check_target(param("resource"), &request.audience)?;
+            check_target(param(params, "resource"), &request.audience)?;
             issue(app, &request.grant_id, &request.audience, None, &at).await
         }
         Some("refresh_token") => {
-            let (refresh, client_id) = (required("refresh_token")?, required("client_id")?);
+            let (refresh, client_id) = (required(params, "refresh_token")?, required(params, "client_id")?);
             let hash = digest(refresh);
             let store = Arc::clone(&app.store);
             let (key, when) = (hash.clone(), at.clone());
@@ -494,7 +490,7 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
             if grant.client.as_ref().is_none_or(|c| c.id != client_id) {
                 return Err(OAuthError::new("invalid_grant", "the refresh token was issued to another client"));
             }
-            check_target(param("resource"), &audience)?;
+            check_target(param(params, "resource"), &audience)?;
             issue(app, &grant_id, &audience, Some(&hash), &at).await
         }
         Some(other) => Err(OAuthError::new(
@@ -520,9 +516,8 @@ async fn end_grant(app: &Arc<App>, grant_id: &str, why: &str) -> Result<(), Erro
 /// with every token) ends, as if its person revoked it. A token unknown or
 /// already revoked needs nothing done and is no error.
 pub async fn revoke(app: &Arc<App>, params: &HashMap<String, String>) -> Result<(), OAuthError> {
-    let param = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let token = param("token").ok_or_else(|| OAuthError::new("invalid_request", "token is required"))?;
-    let client_id = param("client_id").ok_or_else(|| OAuthError::new("invalid_request", "client_id is required"))?;
+    let token = required(params, "token")?;
+    let client_id = required(params, "client_id")?;
     // `token_type_hint` is only a hint (RFC 7009 §2.1): both kinds are looked up.
     let (store, hash) = (Arc::clone(&app.store), digest(token));
     let Some(grant_id) = blocking(move || Ok(store.token_grant(&hash)?)).await? else { return Ok(()) };
@@ -535,6 +530,16 @@ pub async fn revoke(app: &Arc<App>, params: &HashMap<String, String>) -> Result<
         return Err(OAuthError::new("unauthorized_client", "this token was not issued to this client"));
     }
     Ok(end_grant(app, &grant_id, "its client signed out").await?)
+}
+
+/// A request's parameter; one sent empty counts as left out.
+fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
+    params.get(name).map(String::as_str).filter(|v| !v.is_empty())
+}
+
+/// A parameter the request cannot go without.
+fn required<'a>(params: &'a HashMap<String, String>, name: &'static str) -> Result<&'a str, OAuthError> {
+    param(params, name).ok_or_else(|| OAuthError::new("invalid_request", format!("{name} is required")))
 }
 
 fn invalid_grant_gone() -> OAuthError {
