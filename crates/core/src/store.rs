@@ -7,6 +7,7 @@
 //! Writes are queued (`Store::write`) and answered on a channel.
 
 pub mod sqlite;
+mod verify;
 
 use crate::filter::{Expr, SortKey};
 use protocol::Violation;

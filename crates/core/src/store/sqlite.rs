@@ -18,12 +18,13 @@ mod surfaces;
 mod users;
 mod writer;
 
+use crate::store::verify::{self, entity};
 use crate::store::{
     AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, Pending, QueryContext, Rendered, Row, Store,
     StoreError, Write, WriteKind, Written,
 };
+use protocol::Violation;
 use protocol::schema::{Entity, FieldType, Schema};
-use protocol::{ErrorCode, Violation};
 use r2d2_sqlite::SqliteConnectionManager;
 use row::{SqlCache, quote};
 use rusqlite::types::Value as Sql;
@@ -251,10 +252,6 @@ where
             None => Err(StoreError::Internal("the write transaction could not start".into())),
         });
     }
-}
-
-fn entity<'s>(schema: &'s Schema, name: &str) -> Result<&'s Entity, StoreError> {
-    schema.entities.get(name).ok_or_else(|| StoreError::Internal(format!("unknown entity {name}")))
 }
 
 impl Store for SqliteStore {
@@ -756,28 +753,8 @@ fn audit(
     row: &Row,
     action: &str,
 ) -> Result<protocol::receipt::Receipt, StoreError> {
-    let ctx = crate::receipt::Context {
-        schema,
-        entity: &write.entity,
-        action,
-        written: write.values.keys().cloned().collect(),
-        agent: write.agent.clone(),
-        caller: write.caller.clone(),
-        timezone: &write.timezone,
-        now: write.now,
-    };
-    let label = |entity: &str, id: &str| -> Option<String> {
-        if write.labels_from.as_ref().is_some_and(|readable| !readable.contains(entity)) {
-            return None;
-        }
-        let ent = schema.entities.get(entity)?;
-        let value = read_label(conn, cache, entity, ent, id).ok()??;
-        Some(crate::receipt::label_text(Some(&value), id))
-    };
-    let mut receipt = crate::receipt::generate(&ctx, row, &label);
-    if action == "delete" {
-        receipt.at = crate::datetime::format(write.now);
-    }
+    let receipt =
+        verify::receipt(schema, write, row, action, |ent, entity, id| read_label(conn, cache, entity, ent, id).ok()?);
     let text = serde_json::to_string(&receipt).map_err(|e| StoreError::Internal(e.to_string()))?;
     conn.prepare_cached(
         "INSERT INTO _a2app_audit (at, entity, record_id, action, agent, caller, receipt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -814,9 +791,9 @@ fn apply(
             let marks = vec!["?"; cols.len()].join(", ");
             let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", cols.join(", "));
             execute_row_write(conn, &sql, &params, &write.values)?;
-            let row =
-                read_by_id(conn, cache, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
-            read_back(&write.values, &row)?;
+            let row = read_by_id(conn, cache, name, ent, id)?
+                .ok_or_else(|| StoreError::NotStored(vec![verify::missing_row()]))?;
+            verify::read_back(&write.values, &row)?;
             // A create rule judges the record as it would be stored.
             if !satisfies(conn, schema, name, id, write)? {
                 return Err(StoreError::Denied);
@@ -847,9 +824,9 @@ fn apply(
             params.push(Sql::Text(id.clone()));
             let sql = format!("UPDATE {table} SET {} WHERE \"id\" = ?", sets.join(", "));
             execute_row_write(conn, &sql, &params, &write.values)?;
-            let row =
-                read_by_id(conn, cache, name, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![missing_row()]))?;
-            read_back(&write.values, &row)?;
+            let row = read_by_id(conn, cache, name, ent, id)?
+                .ok_or_else(|| StoreError::NotStored(vec![verify::missing_row()]))?;
+            verify::read_back(&write.values, &row)?;
             Ok((row, "update"))
         }
         WriteKind::Delete { id } => {
@@ -860,10 +837,7 @@ fn apply(
             unlink(conn, schema, name, id, &now)?;
             conn.prepare_cached(&format!("DELETE FROM {table} WHERE \"id\" = ?1"))?.execute([id])?;
             if read_by_id(conn, cache, name, ent, id)?.is_some() {
-                return Err(StoreError::NotStored(vec![Violation::new(
-                    ErrorCode::NotStored,
-                    "the record is still there after the delete",
-                )]));
+                return Err(StoreError::NotStored(vec![verify::still_there()]));
             }
             Ok((current, "delete"))
         }
@@ -883,7 +857,7 @@ fn execute_row_write(
             Err(StoreError::DuplicateId)
         }
         Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE => {
-            Err(StoreError::NotUnique(unique_violation(values)))
+            Err(StoreError::NotUnique(verify::unique_violation(values)))
         }
         Err(e) => Err(e.into()),
     }
@@ -899,74 +873,19 @@ fn satisfies(conn: &Connection, schema: &Schema, name: &str, id: &str, write: &W
     Ok(conn.prepare_cached(&sql)?.exists(params_from_iter(params.iter()))?)
 }
 
-/// The only unique constraint besides ids is a user's email.
-fn unique_violation(values: &Map<String, Value>) -> Vec<Violation> {
-    vec![
-        Violation::new(ErrorCode::NotUnique, "this email is already used by another user")
-            .field("email")
-            .expected("an email no other user has")
-            .got(values.get("email").cloned().unwrap_or(Value::Null)),
-    ]
-}
-
-fn missing_row() -> Violation {
-    Violation::new(ErrorCode::NotStored, "the record cannot be read back after the write")
-}
-
 /// Every ref must name an existing record of its entity.
 fn check_refs(conn: &Connection, ent: &Entity, values: &Map<String, Value>) -> Result<(), StoreError> {
     let mut violations = Vec::new();
-    for (field, value) in values {
-        let Some(spec) = ent.fields.get(field) else { continue };
-        let Some(target) = spec.kind.target() else { continue };
-        let ids: Vec<&str> = match value {
-            Value::String(s) if !s.is_empty() => vec![s.as_str()],
-            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-            _ => continue,
-        };
+    for (field, target, ids) in verify::refs(ent, values) {
         let mut stmt = conn.prepare_cached(&format!("SELECT 1 FROM {} WHERE \"id\" = ?1", quote(target)))?;
         for id in ids {
             if !stmt.exists([id])? {
-                violations.push(
-                    Violation::new(
-                        ErrorCode::InvalidRef,
-                        format!("\"{field}\" names {id}, but {target} has no record with that id"),
-                    )
-                    .field(field.clone())
-                    .expected(format!("the id of an existing record of {target}"))
-                    .got(Value::from(id)),
-                );
+                violations.push(verify::missing_ref(field, target, id));
                 break;
             }
         }
     }
     if violations.is_empty() { Ok(()) } else { Err(StoreError::MissingRefs(violations)) }
-}
-
-/// Compares every written value with what storage holds now.
-fn read_back(written: &Map<String, Value>, row: &Row) -> Result<(), StoreError> {
-    let violations: Vec<Violation> = written
-        .iter()
-        .filter(|(field, value)| !same_value(value, row.get(*field).unwrap_or(&Value::Null)))
-        .map(|(field, value)| {
-            Violation::new(ErrorCode::NotStored, format!("\"{field}\" was written but storage holds a different value"))
-                .field(field.clone())
-                .expected(value.to_string())
-                .got(row.get(field).cloned().unwrap_or(Value::Null))
-        })
-        .collect();
-    if violations.is_empty() { Ok(()) } else { Err(StoreError::NotStored(violations)) }
-}
-
-fn same_value(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
-        }
-        _ => a == b,
-    }
 }
 
 /// Before a delete: refs to the record are cleared, as PocketBase does for
