@@ -1,0 +1,296 @@
+//! The PostgreSQL store: DESIGN section 8's scale-out store, where stateless
+//! server nodes share one database. Being built; see "The PostgreSQL store"
+//! in ARCHITECTURE.md for what it does so far and the order of what follows.
+//! It is not yet a [`Store`](crate::store::Store), and no command opens it.
+//!
+//! Its shape is the SQLite store's: a pool of connections for reads, and
+//! queued writes answered once committed. Where the SQLite store relies on
+//! its single writer, this one relies on row locks, because another node may
+//! write at the same moment: a write locks the row it changes and the rows
+//! its refs name, an `Idempotency-Key` is claimed by an insert that waits for
+//! a competing one, and migrations take an advisory lock.
+//!
+//! Durability: a COMMIT returns once PostgreSQL has flushed its WAL (with
+//! the server's default `synchronous_commit = on`), and no write is
+//! acknowledged, nor its change published, before its COMMIT returned.
+//!
+//! The client is the synchronous `postgres` crate, which runs a runtime of its
+//! own per call: every method blocks, and must be called where blocking is
+//! allowed (a blocking-pool thread, a writer thread, a test), never on an
+//! async worker.
+
+mod migrate;
+mod records;
+mod row;
+
+use crate::store::verify::entity;
+use crate::store::{AuditEntry, Credentials, Migration, Pending, Row, StoreError, Write, Written};
+use postgres::error::SqlState;
+use postgres::{NoTls, Transaction};
+use protocol::Violation;
+use protocol::schema::Schema;
+use r2d2_postgres::PostgresConnectionManager;
+use row::SqlCache;
+use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex, mpsc};
+
+type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+
+/// Connections kept for reads and writes; PostgreSQL's default allows 100
+/// per server, shared by every node.
+const POOL_SIZE: u32 = 16;
+/// Threads running queued writes, each in its own transaction.
+const WRITERS: usize = 4;
+/// How often a transaction PostgreSQL aborted for a deadlock or a
+/// serialization failure is run again before the error is the answer.
+const RETRIES: usize = 3;
+
+/// Why work in a transaction stopped: a store answer (a refusal), or an error
+/// of the database, which may ask for the transaction to be run again.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    Store(StoreError),
+    Db(postgres::Error),
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        Fail::Store(e)
+    }
+}
+
+impl From<postgres::Error> for Fail {
+    fn from(e: postgres::Error) -> Self {
+        Fail::Db(e)
+    }
+}
+
+impl From<crate::filter::FilterError> for Fail {
+    fn from(e: crate::filter::FilterError) -> Self {
+        Fail::Store(e.into())
+    }
+}
+
+impl Fail {
+    /// Whether PostgreSQL aborted the transaction only because of a competing
+    /// one: running it again may succeed.
+    fn retryable(&self) -> bool {
+        matches!(self, Fail::Db(e) if e.code().is_some_and(|c| *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE))
+    }
+
+    fn into_store(self) -> StoreError {
+        match self {
+            Fail::Store(e) => e,
+            // The database's own text stays in the server's log; the caller
+            // gets an internal error either way (see `error`).
+            Fail::Db(e) => StoreError::Internal(format!("PostgreSQL: {e}")),
+        }
+    }
+}
+
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        Fail::Db(e).into_store()
+    }
+}
+
+/// A queued write, run by one of the writer threads.
+type Job = Box<dyn FnOnce(&Pool) + Send>;
+
+pub struct PostgresStore {
+    pool: Pool,
+    /// The writer threads' queue; they stop when the store is dropped.
+    jobs: Mutex<mpsc::Sender<Job>>,
+    sql: Arc<SqlCache>,
+}
+
+impl PostgresStore {
+    /// Connects to the database `config` names (a `postgres://` URL or
+    /// libpq's `key=value` form parse into one) and checks that it answers.
+    pub fn open(config: postgres::Config) -> Result<PostgresStore, StoreError> {
+        let pool = r2d2::Pool::builder()
+            .max_size(POOL_SIZE)
+            .min_idle(Some(2))
+            .connection_timeout(std::time::Duration::from_secs(10))
+            .build(PostgresConnectionManager::new(config, NoTls))
+            .map_err(|e| StoreError::Internal(format!("cannot connect to PostgreSQL: {e}")))?;
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let queue = Arc::new(Mutex::new(queue));
+        for n in 0..WRITERS {
+            let (queue, pool) = (Arc::clone(&queue), pool.clone());
+            std::thread::Builder::new()
+                .name(format!("a2app-pg-writer-{n}"))
+                .spawn(move || {
+                    loop {
+                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok(job) = next else { return };
+                        job(&pool);
+                    }
+                })
+                .map_err(|e| StoreError::Internal(format!("cannot start a writer thread: {e}")))?;
+        }
+        Ok(PostgresStore { pool, jobs: Mutex::new(jobs), sql: Arc::new(SqlCache::default()) })
+    }
+
+    fn connection(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StoreError> {
+        self.pool.get().map_err(|e| StoreError::Internal(format!("no PostgreSQL connection: {e}")))
+    }
+
+    /// Brings the database to `schema` (see `migrate`).
+    pub fn migrate(&self, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
+        self.sql.clear();
+        transaction(&self.pool, |tx| migrate::migrate(tx, schema, allow_destructive))
+    }
+
+    /// One write with its read-back, idempotency key and audit entry, in one
+    /// transaction; answered once committed, after `on_commit` saw it.
+    pub fn write(&self, schema: &Arc<Schema>, write: Write) -> Pending<Written> {
+        let (answer, pending) = tokio::sync::oneshot::channel();
+        let (schema, cache) = (Arc::clone(schema), Arc::clone(&self.sql));
+        let job: Job = Box::new(move |pool| {
+            let done = transaction(pool, |tx| records::write(tx, &cache, &schema, &write));
+            if let (Ok(written), Some(hook)) = (&done, &write.on_commit) {
+                (hook.0)(written);
+            }
+            let _ = answer.send(done);
+        });
+        // A send fails only when every writer thread is gone; the dropped
+        // answer then reads as a closed channel.
+        let _ = self.jobs.lock().unwrap_or_else(|e| e.into_inner()).send(job);
+        pending
+    }
+
+    /// Rows of one entity by id, in no particular order; missing ids are skipped.
+    pub fn get_many(&self, schema: &Schema, entity_name: &str, ids: &[String]) -> Result<Vec<Row>, StoreError> {
+        let ent = entity(schema, entity_name)?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {} FROM {} WHERE \"id\" = ANY($1)",
+            self.sql.get(entity_name, ent).columns,
+            quote(entity_name)
+        );
+        let rows = self.connection()?.query(&sql, &[&ids])?;
+        Ok(rows.iter().map(|r| row::read(ent, r)).collect::<Result<_, _>>()?)
+    }
+
+    /// Ids of the rows of `entity` whose `field` points at `target`, at most `limit`.
+    pub fn referencing(
+        &self,
+        schema: &Schema,
+        entity_name: &str,
+        field: &str,
+        target: &str,
+        limit: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        let ent = entity(schema, entity_name)?;
+        let Some(spec) = ent.fields.get(field) else { return Ok(Vec::new()) };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let sql = format!(
+            "SELECT \"id\" FROM {} WHERE {} LIMIT $2",
+            quote(entity_name),
+            records::holds(&quote(field), spec.kind.is_multi())
+        );
+        let rows = self.connection()?.query(&sql, &[&target, &limit])?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Refs among `values` that name no existing record.
+    pub fn missing_refs(
+        &self,
+        schema: &Schema,
+        entity_name: &str,
+        values: &Map<String, Value>,
+    ) -> Result<Vec<Violation>, StoreError> {
+        let ent = entity(schema, entity_name)?;
+        let mut conn = self.connection()?;
+        let mut tx = conn.transaction()?;
+        match records::check_refs(&mut tx, ent, values, false) {
+            Ok(()) => Ok(Vec::new()),
+            Err(Fail::Store(StoreError::MissingRefs(v))) => Ok(v),
+            Err(e) => Err(e.into_store()),
+        }
+    }
+
+    /// Audit entries stored after `since` (a wire-form time), oldest first.
+    pub fn receipts(&self, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .connection()?
+            .query("SELECT seq, receipt FROM _a2app_audit WHERE at > $1 ORDER BY seq LIMIT $2", &[&since, &limit])?;
+        rows.iter()
+            .map(|r| {
+                let seq: i64 = r.get(0);
+                let receipt = serde_json::from_str(r.get::<_, &str>(1))
+                    .map_err(|e| StoreError::Internal(format!("audit entry {seq}: {e}")))?;
+                Ok(AuditEntry { seq, receipt })
+            })
+            .collect()
+    }
+
+    /// A named secret of the app, created on first use; every node gets the
+    /// same one (the first stored wins).
+    pub fn secret(&self, name: &str) -> Result<String, StoreError> {
+        let key = format!("secret:{name}");
+        let mut conn = self.connection()?;
+        conn.execute(
+            "INSERT INTO _a2app_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+            &[&key, &crate::token::generate()],
+        )?;
+        let row = conn.query_one("SELECT value FROM _a2app_meta WHERE key = $1", &[&key])?;
+        Ok(row.get(0))
+    }
+
+    /// The id, password hash and token key of the user with this email.
+    pub fn credentials(&self, schema: &Schema, email: &str) -> Result<Option<Credentials>, StoreError> {
+        if !schema
+            .entities
+            .get(crate::auth::ENTITY)
+            .is_some_and(|e| crate::auth::is_auth_entity(crate::auth::ENTITY, e))
+        {
+            return Ok(None);
+        }
+        let sql = "SELECT u.\"id\", a.password_hash, a.token_key FROM \"users\" AS u \
+                   JOIN _a2app_auth AS a ON a.user_id = u.\"id\" WHERE lower(u.\"email\") = lower($1) AND u.\"email\" <> ''";
+        let found = self.connection()?.query_opt(sql, &[&email])?;
+        Ok(found.map(|r| Credentials { user_id: r.get(0), password_hash: r.get(1), token_key: r.get(2) }))
+    }
+
+    /// The current token key of a user.
+    pub fn token_key(&self, user_id: &str) -> Result<Option<String>, StoreError> {
+        let found =
+            self.connection()?.query_opt("SELECT token_key FROM _a2app_auth WHERE user_id = $1", &[&user_id])?;
+        Ok(found.map(|r| r.get(0)))
+    }
+}
+
+/// Runs `work` in a transaction on a pooled connection and commits it; a
+/// refusal rolls it back. A transaction PostgreSQL aborted in favour of a
+/// competing one runs again, up to [`RETRIES`] times.
+fn transaction<T>(pool: &Pool, mut work: impl FnMut(&mut Transaction<'_>) -> Result<T, Fail>) -> Result<T, StoreError> {
+    let mut conn = pool.get().map_err(|e| StoreError::Internal(format!("no PostgreSQL connection: {e}")))?;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let outcome = (|| {
+            let mut tx = conn.transaction()?;
+            let value = work(&mut tx)?;
+            tx.commit()?;
+            Ok::<_, Fail>(value)
+        })();
+        match outcome {
+            Ok(value) => return Ok(value),
+            Err(fail) if fail.retryable() && attempt <= RETRIES => continue,
+            Err(fail) => return Err(fail.into_store()),
+        }
+    }
+}
+
+/// Quotes an identifier. Identifiers come from the validated schema only.
+pub(crate) fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,242 @@
+//! A record write in one transaction, as the SQLite store's `apply` does it,
+//! with the locks that keep it right while other nodes write: the row it
+//! changes is locked before it is read, the records its refs name are locked
+//! against deletion until it commits, and a delete locks its row before it
+//! unlinks the records pointing at it, so a ref made meanwhile waits and then
+//! finds the record gone.
+
+use super::row::{self, Param, SqlCache};
+use super::{Fail, quote};
+use crate::store::verify::{self, entity};
+use crate::store::{KEY_LIFETIME, Row, StoreError, Write, WriteKind, Written};
+use postgres::Transaction;
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use protocol::schema::{Entity, FieldType, Schema};
+use serde_json::{Map, Value};
+
+/// The write, its key, its password change, its audit entry: the receipt.
+pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> Result<Written, Fail> {
+    if write.rule.is_some() {
+        // Rules compile to SQLite's SQL only so far (ARCHITECTURE.md, "The
+        // PostgreSQL store"): refusing is better than writing unchecked.
+        return Err(StoreError::Internal("the PostgreSQL store does not check rules yet".into()).into());
+    }
+    let id = match &write.kind {
+        WriteKind::Create { id } | WriteKind::Update { id, .. } | WriteKind::Delete { id } => id,
+    };
+    claim_key(tx, write, id)?;
+    let (row, action) = apply(tx, cache, schema, write)?;
+    if let Some(hash) = &write.password_hash {
+        tx.execute(
+            "INSERT INTO _a2app_auth (user_id, password_hash, token_key) VALUES ($1, $2, $3) \
+             ON CONFLICT (user_id) DO UPDATE SET password_hash = excluded.password_hash, token_key = excluded.token_key",
+            &[id, hash, &crate::token::generate()],
+        )?;
+    }
+    if action == "delete" && write.entity == crate::auth::ENTITY {
+        tx.execute("DELETE FROM _a2app_auth WHERE user_id = $1", &[id])?;
+    }
+    let receipt = audit(tx, cache, schema, write, &row, action)?;
+    Ok(Written { row, receipt })
+}
+
+/// Claims the write's `Idempotency-Key` for `id`: an insert that waits for a
+/// competing transaction holding the same key, and takes over an expired one.
+/// A live key refuses the write, naming the record its first use wrote.
+fn claim_key(tx: &mut Transaction<'_>, write: &Write, id: &str) -> Result<(), Fail> {
+    let Some(key) = &write.key else { return Ok(()) };
+    let now = crate::datetime::format(write.now);
+    let cutoff = crate::datetime::format(write.now.checked_sub(KEY_LIFETIME).unwrap_or(write.now));
+    let claimed = tx.query_opt(
+        "INSERT INTO _a2app_keys (entity, key, record_id, created) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (entity, key) DO UPDATE SET record_id = excluded.record_id, created = excluded.created \
+         WHERE _a2app_keys.created < $5 RETURNING 1",
+        &[&write.entity, key, &id, &now, &cutoff],
+    )?;
+    if claimed.is_some() {
+        return Ok(());
+    }
+    let first =
+        tx.query_one("SELECT record_id FROM _a2app_keys WHERE entity = $1 AND key = $2", &[&write.entity, key])?;
+    Err(StoreError::DuplicateRequest { id: first.get(0) }.into())
+}
+
+fn apply(
+    tx: &mut Transaction<'_>,
+    cache: &SqlCache,
+    schema: &Schema,
+    write: &Write,
+) -> Result<(Row, &'static str), Fail> {
+    let name = write.entity.as_str();
+    let now = crate::datetime::format(write.now);
+    let ent = entity(schema, name)?;
+    let table = quote(name);
+    let sql = cache.get(name, ent);
+    match &write.kind {
+        WriteKind::Create { id } => {
+            check_refs(tx, ent, &write.values, true)?;
+            let mut cols = vec!["\"id\"".to_owned()];
+            let mut params: Vec<Param> = vec![Box::new(id.clone())];
+            for (field, value) in &write.values {
+                let Some(spec) = ent.fields.get(field) else { continue };
+                cols.push(quote(field));
+                params.push(row::to_sql(&spec.kind, value));
+            }
+            cols.push("\"created\"".into());
+            cols.push("\"updated\"".into());
+            params.push(Box::new(now.clone()));
+            params.push(Box::new(now));
+            let marks: Vec<String> = (1..=cols.len()).map(|n| format!("${n}")).collect();
+            let insert = format!("INSERT INTO {table} ({}) VALUES ({})", cols.join(", "), marks.join(", "));
+            execute_row_write(tx, &insert, &params, &write.values)?;
+            let row =
+                read(tx, &sql.by_id, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![verify::missing_row()]))?;
+            verify::read_back(&write.values, &row)?;
+            Ok((row, "create"))
+        }
+        WriteKind::Update { id, if_match } => {
+            let current = read(tx, &sql.by_id_for_update, ent, id)?.ok_or(StoreError::NotFound)?;
+            if let Some(version) = if_match
+                && current.get("updated").and_then(Value::as_str) != Some(version.as_str())
+            {
+                return Err(StoreError::VersionConflict(Box::new(current)).into());
+            }
+            check_refs(tx, ent, &write.values, true)?;
+            let mut sets = Vec::new();
+            let mut params: Vec<Param> = Vec::new();
+            for (field, value) in &write.values {
+                let Some(spec) = ent.fields.get(field) else { continue };
+                params.push(row::to_sql(&spec.kind, value));
+                sets.push(format!("{} = ${}", quote(field), params.len()));
+            }
+            params.push(Box::new(now));
+            sets.push(format!("\"updated\" = ${}", params.len()));
+            params.push(Box::new(id.clone()));
+            let update = format!("UPDATE {table} SET {} WHERE \"id\" = ${}", sets.join(", "), params.len());
+            execute_row_write(tx, &update, &params, &write.values)?;
+            let row =
+                read(tx, &sql.by_id, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![verify::missing_row()]))?;
+            verify::read_back(&write.values, &row)?;
+            Ok((row, "update"))
+        }
+        WriteKind::Delete { id } => {
+            let current = read(tx, &sql.by_id_for_update, ent, id)?.ok_or(StoreError::NotFound)?;
+            unlink(tx, schema, name, id, &now)?;
+            tx.execute(&format!("DELETE FROM {table} WHERE \"id\" = $1"), &[id])?;
+            if read(tx, &sql.by_id, ent, id)?.is_some() {
+                return Err(StoreError::NotStored(vec![verify::still_there()]).into());
+            }
+            Ok((current, "delete"))
+        }
+    }
+}
+
+fn read(tx: &mut Transaction<'_>, sql: &str, ent: &Entity, id: &str) -> Result<Option<Row>, Fail> {
+    Ok(tx.query_opt(sql, &[&id])?.map(|r| row::read(ent, &r)).transpose()?)
+}
+
+/// Runs an INSERT or UPDATE of one row, naming the constraint it broke.
+fn execute_row_write(
+    tx: &mut Transaction<'_>,
+    sql: &str,
+    params: &[Param],
+    values: &Map<String, Value>,
+) -> Result<(), Fail> {
+    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect();
+    match tx.execute(sql, &refs) {
+        Ok(_) => Ok(()),
+        Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+            let on_id = e.as_db_error().and_then(|d| d.constraint()).is_some_and(|c| c.ends_with("_pkey"));
+            Err(if on_id { StoreError::DuplicateId } else { StoreError::NotUnique(verify::unique_violation(values)) }
+                .into())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Every ref must name an existing record of its entity. With `lock`, the
+/// records found stay locked against deletion (`FOR KEY SHARE`) until the
+/// transaction ends: a delete on another node waits, then unlinks this ref.
+pub fn check_refs(tx: &mut Transaction<'_>, ent: &Entity, values: &Map<String, Value>, lock: bool) -> Result<(), Fail> {
+    let mut violations = Vec::new();
+    for (field, target, ids) in verify::refs(ent, values) {
+        let sql =
+            format!("SELECT 1 FROM {} WHERE \"id\" = $1{}", quote(target), if lock { " FOR KEY SHARE" } else { "" });
+        for id in ids {
+            if tx.query_opt(&sql, &[&id])?.is_none() {
+                violations.push(verify::missing_ref(field, target, id));
+                break;
+            }
+        }
+    }
+    if violations.is_empty() { Ok(()) } else { Err(StoreError::MissingRefs(violations).into()) }
+}
+
+/// The condition "`column` (of a ref or a list of refs) names `$1`".
+pub fn holds(column: &str, multi: bool) -> String {
+    if multi { format!("{column} ? $1") } else { format!("{column} = $1") }
+}
+
+/// Before a delete: refs to the record are cleared, as PocketBase does for
+/// optional relations; a required ref to it refuses the delete.
+fn unlink(tx: &mut Transaction<'_>, schema: &Schema, target: &str, id: &str, now: &str) -> Result<(), Fail> {
+    for (name, ent) in &schema.entities {
+        for (field, spec) in &ent.fields {
+            if spec.kind.target() != Some(target) {
+                continue;
+            }
+            let (table, col) = (quote(name), quote(field));
+            let multi = matches!(spec.kind, FieldType::ListRef { .. });
+            let holds = holds(&col, multi);
+            if spec.required {
+                if tx.query_opt(&format!("SELECT 1 FROM {table} WHERE {holds} LIMIT 1"), &[&id])?.is_some() {
+                    return Err(StoreError::InUse { entity: name.clone(), field: field.clone() }.into());
+                }
+                continue;
+            }
+            // `jsonb - text` drops every element equal to the text, keeping the order of the rest.
+            let set = if multi { format!("{col} - $1") } else { "''".to_owned() };
+            tx.execute(&format!("UPDATE {table} SET {col} = {set}, \"updated\" = $2 WHERE {holds}"), &[&id, &now])?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the audit entry (in the same transaction) and returns the receipt.
+fn audit(
+    tx: &mut Transaction<'_>,
+    cache: &SqlCache,
+    schema: &Schema,
+    write: &Write,
+    row: &Row,
+    action: &str,
+) -> Result<protocol::receipt::Receipt, Fail> {
+    // The receipt reads labels through a `Fn`: the transaction is lent to it
+    // through a cell, and the first error it meets ends the write.
+    let (cell, failed) = (std::cell::RefCell::new(tx), std::cell::RefCell::new(None));
+    let receipt = verify::receipt(schema, write, row, action, |ent, entity, id| {
+        let sql = cache.get(entity, ent);
+        let found = match cell.borrow_mut().query_opt(&sql.label_by_id, &[&id]) {
+            Ok(found) => found?,
+            Err(e) => {
+                failed.borrow_mut().get_or_insert(e);
+                return None;
+            }
+        };
+        match &sql.label_kind {
+            Some(kind) => row::from_sql(kind, &found, 0).ok(),
+            None => found.try_get::<_, String>(0).ok().map(Value::String),
+        }
+    });
+    if let Some(e) = failed.into_inner() {
+        return Err(e.into());
+    }
+    let tx = cell.into_inner();
+    let text = serde_json::to_string(&receipt).map_err(|e| StoreError::Internal(e.to_string()))?;
+    tx.execute(
+        "INSERT INTO _a2app_audit (at, entity, record_id, action, agent, caller, receipt) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[&receipt.at, &write.entity, &receipt.id, &action, &write.agent, &write.caller, &text],
+    )?;
+    Ok(receipt)
+}

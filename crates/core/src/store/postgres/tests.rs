@@ -1,0 +1,496 @@
+//! PostgreSQL store tests, on the real server `.ci/run` starts
+//! (`A2APP_TEST_POSTGRES`, else the local trust-auth default). Each test
+//! works in a schema of its own, dropped when it ends; two stores on one
+//! schema are two nodes of one app.
+
+use super::*;
+use crate::store::WriteKind;
+use protocol::ErrorCode;
+use serde_json::json;
+
+const DEFAULT_URL: &str = "host=127.0.0.1 port=5432 user=postgres dbname=postgres";
+
+/// A schema of its own on the test server; dropped with everything in it.
+struct Database {
+    config: postgres::Config,
+    name: String,
+}
+
+impl Database {
+    fn new() -> Database {
+        let url = std::env::var("A2APP_TEST_POSTGRES").unwrap_or_else(|_| DEFAULT_URL.to_owned());
+        let config: postgres::Config = url.parse().expect("A2APP_TEST_POSTGRES is a PostgreSQL connection string");
+        let name = format!("a2app_test_{}", crate::id::generate());
+        let mut client = config.connect(NoTls).unwrap_or_else(|e| {
+            panic!("the tests need PostgreSQL at {url:?} (set A2APP_TEST_POSTGRES; .ci/run starts one): {e}")
+        });
+        client.batch_execute(&format!("CREATE SCHEMA {name}")).expect("the test schema is made");
+        let mut config = config;
+        config.options(&format!("-c search_path={name}"));
+        Database { config, name }
+    }
+
+    /// A node: a store on this schema.
+    fn node(&self) -> PostgresStore {
+        PostgresStore::open(self.config.clone()).expect("the store connects")
+    }
+
+    fn client(&self) -> postgres::Client {
+        self.config.connect(NoTls).expect("a test connection")
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Ok(mut client) = self.config.connect(NoTls) {
+            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
+fn schema(value: serde_json::Value) -> Arc<Schema> {
+    Arc::new(serde_json::from_value(value).expect("test schema is valid"))
+}
+
+fn board() -> Arc<Schema> {
+    schema(json!({"entities": {
+        "lists": {"label": "name", "fields": {"name": {"type": "string"}}},
+        "cards": {"label": "title", "fields": {
+            "title": {"type": "string"},
+            "points": {"type": "number"},
+            "done": {"type": "boolean"},
+            "list": {"type": "ref", "entity": "lists"},
+            "also": {"type": "list<ref>", "entity": "lists"},
+            "extra": {"type": "json"}
+        }, "indexes": [["list"]]},
+        "pins": {"fields": {"list": {"type": "ref", "entity": "lists", "required": true}}}
+    }}))
+}
+
+fn at(second: i64) -> jiff::Timestamp {
+    jiff::Timestamp::from_second(1_790_000_000 + second).expect("a valid instant")
+}
+
+fn write(entity: &str, kind: WriteKind, values: serde_json::Value) -> Write {
+    Write {
+        entity: entity.into(),
+        kind,
+        values: values.as_object().cloned().expect("values are an object"),
+        now: at(0),
+        key: None,
+        agent: Some("tester".into()),
+        caller: "agent".into(),
+        timezone: "UTC".into(),
+        password_hash: None,
+        labels_from: None,
+        rule: None,
+        on_commit: None,
+    }
+}
+
+fn create(entity: &str, id: &str, values: serde_json::Value) -> Write {
+    write(entity, WriteKind::Create { id: id.into() }, values)
+}
+
+fn run(store: &PostgresStore, schema: &Arc<Schema>, w: Write) -> Result<Written, StoreError> {
+    store.write(schema, w).blocking_recv().expect("the writer answered")
+}
+
+fn ready(db: &Database, schema: &Arc<Schema>) -> PostgresStore {
+    let store = db.node();
+    store.migrate(schema, false).expect("the schema applies");
+    store
+}
+
+fn list(store: &PostgresStore, schema: &Arc<Schema>, id: &str, name: &str) {
+    run(store, schema, create("lists", id, json!({"name": name}))).expect("the list is stored");
+}
+
+#[test]
+fn a_migration_makes_tables_and_indexes_and_a_second_applies_nothing() {
+    let db = Database::new();
+    let store = db.node();
+    let schema = board();
+    let first = store.migrate(&schema, false).expect("the schema applies");
+    assert_eq!(
+        first.applied,
+        [
+            "created entity lists",
+            "created index a2app_idx_lists__created",
+            "created entity cards",
+            "created index a2app_idx_cards__created",
+            "created index a2app_idx_cards__list",
+            "created entity pins",
+            "created index a2app_idx_pins__created",
+        ]
+    );
+    let types: Vec<(String, String)> = db
+        .client()
+        .query(
+            "SELECT column_name::text, data_type::text FROM information_schema.columns \
+             WHERE table_schema = $1 AND table_name = 'cards' ORDER BY ordinal_position",
+            &[&db.name],
+        )
+        .expect("columns")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let expected = [
+        ("id", "text"),
+        ("title", "text"),
+        ("points", "double precision"),
+        ("done", "boolean"),
+        ("list", "text"),
+        ("also", "jsonb"),
+        ("extra", "json"),
+        ("created", "text"),
+        ("updated", "text"),
+    ];
+    assert_eq!(types, expected.map(|(a, b)| (a.to_owned(), b.to_owned())));
+    assert_eq!(store.migrate(&schema, false).expect("again").applied, Vec::<String>::new());
+    // Another node starting later finds it all in place.
+    assert_eq!(db.node().migrate(&schema, false).expect("a second node").applied, Vec::<String>::new());
+}
+
+#[test]
+fn nodes_starting_together_migrate_one_after_the_other() {
+    let db = Database::new();
+    let schema = board();
+    let nodes: Vec<PostgresStore> = (0..4).map(|_| db.node()).collect();
+    let applied: Vec<usize> = std::thread::scope(|s| {
+        let runs: Vec<_> = nodes.iter().map(|n| s.spawn(|| n.migrate(&schema, false))).collect();
+        runs.into_iter().map(|r| r.join().expect("no panic").expect("each node migrates").applied.len()).collect()
+    });
+    // Exactly one node made the seven tables and indexes; the others found them.
+    let mut sorted = applied.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [0, 0, 0, 7], "{applied:?}");
+}
+
+#[test]
+fn a_change_that_loses_data_is_refused_unless_allowed_and_an_empty_one_applies() {
+    let db = Database::new();
+    let before = schema(json!({"entities": {
+        "notes": {"fields": {"title": {"type": "string"}, "score": {"type": "number"}, "gone": {"type": "string"}}},
+        "old": {"fields": {"x": {"type": "string"}}}
+    }}));
+    let store = ready(&db, &before);
+    run(&store, &before, create("notes", "n1", json!({"title": "Kept", "score": 3, "gone": "value"}))).expect("stored");
+    run(&store, &before, create("old", "o1", json!({"x": "y"}))).expect("stored");
+    let after = schema(json!({"entities": {
+        "notes": {"fields": {"title": {"type": "string"}, "score": {"type": "string"}, "added": {"type": "boolean"}}}
+    }}));
+    let Err(StoreError::MigrationRefused(why)) = store.migrate(&after, false) else { panic!("refused") };
+    assert_eq!(
+        why,
+        [
+            "changing the type of notes.score from number to string would reinterpret 1 stored values",
+            "dropping field notes.gone would lose its values in 1 records",
+            "dropping entity \"old\" would delete its 1 records",
+        ]
+    );
+    // Nothing of the refused migration stayed: DDL is transactional.
+    let columns: i64 = db
+        .client()
+        .query_one(
+            "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'notes' AND column_name = 'added'",
+            &[&db.name],
+        )
+        .expect("count")
+        .get(0);
+    assert_eq!(columns, 0);
+    let applied = store.migrate(&after, true).expect("allowed").applied;
+    assert_eq!(
+        applied,
+        [
+            "changed the type of notes.score from number to string (1 values reset)",
+            "added field notes.added",
+            "dropped field notes.gone (1 values)",
+            "dropped entity old (1 records)",
+        ]
+    );
+    let row = &store.get_many(&after, "notes", &["n1".into()]).expect("read")[0];
+    assert_eq!(row.get("title"), Some(&json!("Kept")));
+    assert_eq!(row.get("score"), Some(&json!("")));
+    assert_eq!(row.get("added"), Some(&json!(false)));
+}
+
+#[test]
+fn a_create_reads_back_what_it_stored_and_audits_it() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    list(&store, &schema, "l1", "Todo");
+    let extra = json!({"zeta": 1, "alpha": [true, null, 2.5], "mid": {"b": 1, "a": 2}});
+    let written = run(
+        &store,
+        &schema,
+        create(
+            "cards",
+            "c1",
+            json!({"title": "Write tests", "points": 3, "done": true, "list": "l1", "also": ["l1"], "extra": extra}),
+        ),
+    )
+    .expect("stored");
+    let row = &written.row;
+    assert_eq!(row.get("id"), Some(&json!("c1")));
+    assert_eq!(row.get("points"), Some(&json!(3)), "an integral number is an integer");
+    assert_eq!(row.get("done"), Some(&json!(true)));
+    assert_eq!(row.get("also"), Some(&json!(["l1"])));
+    // The json field comes back as written, key order included.
+    assert_eq!(serde_json::to_string(&row["extra"]).expect("text"), serde_json::to_string(&extra).expect("text"));
+    assert_eq!(row.get("created"), Some(&json!("2026-09-21 14:13:20.000Z")));
+    assert_eq!(row.get("updated"), row.get("created"));
+    assert_eq!(written.receipt.action, "create");
+    assert_eq!(written.receipt.id, "c1");
+    // The receipt names the list by its label, read in the write's transaction.
+    assert!(written.receipt.text.contains("Todo"), "{}", written.receipt.text);
+    let audited = store.receipts("", 10).expect("receipts");
+    assert_eq!(audited.len(), 2);
+    assert_eq!(audited[1].receipt, written.receipt);
+    assert!(audited[0].seq < audited[1].seq);
+    assert_eq!(store.get_many(&schema, "cards", &["c1".into(), "nope".into()]).expect("read"), vec![written.row]);
+    let again = run(&store, &schema, create("cards", "c1", json!({"title": "Again"})));
+    assert!(matches!(again, Err(StoreError::DuplicateId)), "{again:?}");
+    // A fractional number and a missing field's zero value.
+    let other = run(&store, &schema, create("cards", "c2", json!({"points": 0.25}))).expect("stored");
+    assert_eq!(other.row.get("points"), Some(&json!(0.25)));
+    assert_eq!(other.row.get("title"), Some(&json!("")));
+    assert_eq!(other.row.get("also"), Some(&json!([])));
+    assert_eq!(other.row.get("extra"), Some(&json!(null)));
+}
+
+#[test]
+fn an_idempotency_key_names_its_first_record_for_a_day_even_across_nodes() {
+    let db = Database::new();
+    let schema = board();
+    let nodes: Vec<PostgresStore> = (0..2).map(|_| ready(&db, &schema)).collect();
+    // Eight creates with one key, four per node, at once: one is stored.
+    let outcomes: Vec<Result<Written, StoreError>> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..8)
+            .map(|i| {
+                let (node, schema) = (&nodes[i % 2], &schema);
+                s.spawn(move || {
+                    let mut w = create("lists", &format!("k{i}"), json!({"name": "Keyed"}));
+                    w.key = Some("key-1".into());
+                    run(node, schema, w)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().expect("no panic")).collect()
+    });
+    let stored: Vec<&Written> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
+    assert_eq!(stored.len(), 1, "{outcomes:?}");
+    let winner = stored[0].row["id"].as_str().expect("an id").to_owned();
+    for outcome in &outcomes {
+        match outcome {
+            Ok(_) => {}
+            Err(StoreError::DuplicateRequest { id }) => assert_eq!(*id, winner),
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+    }
+    let ids: Vec<String> = (0..8).map(|i| format!("k{i}")).collect();
+    assert_eq!(nodes[0].get_many(&schema, "lists", &ids).expect("read").len(), 1);
+    // A day later the key is free again.
+    let mut later = create("lists", "k-later", json!({"name": "Later"}));
+    later.key = Some("key-1".into());
+    later.now = at(24 * 3600 + 1);
+    run(&nodes[1], &schema, later).expect("an expired key is claimed anew");
+    let mut again = create("lists", "k-again", json!({"name": "Again"}));
+    again.key = Some("key-1".into());
+    again.now = at(24 * 3600 + 2);
+    let refused = run(&nodes[0], &schema, again);
+    assert!(matches!(&refused, Err(StoreError::DuplicateRequest { id }) if id == "k-later"), "{refused:?}");
+}
+
+#[test]
+fn an_update_checks_its_version_and_refs_and_reads_back() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    list(&store, &schema, "l1", "Todo");
+    let first = run(&store, &schema, create("cards", "c1", json!({"title": "One", "list": "l1"}))).expect("stored");
+    let mut update =
+        write("cards", WriteKind::Update { id: "c1".into(), if_match: Some("stale".into()) }, json!({"title": "Two"}));
+    update.now = at(5);
+    let conflict = run(&store, &schema, update.clone());
+    let Err(StoreError::VersionConflict(current)) = conflict else { panic!("a conflict: {conflict:?}") };
+    assert_eq!(current.get("title"), Some(&json!("One")));
+    update.kind = WriteKind::Update { id: "c1".into(), if_match: first.row["updated"].as_str().map(str::to_owned) };
+    let updated = run(&store, &schema, update).expect("updated");
+    assert_eq!(updated.row.get("title"), Some(&json!("Two")));
+    assert_eq!(updated.row.get("list"), Some(&json!("l1")));
+    assert_eq!(updated.row.get("updated"), Some(&json!("2026-09-21 14:13:25.000Z")));
+    assert_eq!(updated.row.get("created"), first.row.get("created"));
+    assert_eq!(updated.receipt.action, "update");
+    let dangling = run(
+        &store,
+        &schema,
+        write("cards", WriteKind::Update { id: "c1".into(), if_match: None }, json!({"also": ["l1", "l9"]})),
+    );
+    let Err(StoreError::MissingRefs(violations)) = dangling else { panic!("missing refs: {dangling:?}") };
+    assert_eq!(violations.len(), 1);
+    assert_eq!(violations[0].code, ErrorCode::InvalidRef);
+    assert_eq!(violations[0].field.as_deref(), Some("also"));
+    assert_eq!(violations[0].got, Some(json!("l9")));
+    let missing =
+        run(&store, &schema, write("cards", WriteKind::Update { id: "nope".into(), if_match: None }, json!({})));
+    assert!(matches!(missing, Err(StoreError::NotFound)), "{missing:?}");
+    assert_eq!(store.get_many(&schema, "cards", &["c1".into()]).expect("read")[0]["title"], json!("Two"));
+}
+
+#[test]
+fn a_delete_unlinks_optional_refs_and_is_refused_by_a_required_one() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    list(&store, &schema, "l1", "Todo");
+    list(&store, &schema, "l2", "Done");
+    run(&store, &schema, create("cards", "c1", json!({"list": "l1", "also": ["l2", "l1", "l2"]}))).expect("stored");
+    run(&store, &schema, create("pins", "p1", json!({"list": "l2"}))).expect("stored");
+    assert_eq!(store.referencing(&schema, "cards", "also", "l2", 10).expect("read"), ["c1"]);
+    assert_eq!(store.referencing(&schema, "cards", "list", "l1", 10).expect("read"), ["c1"]);
+    let mut delete = write("lists", WriteKind::Delete { id: "l1".into() }, json!({}));
+    delete.now = at(9);
+    let deleted = run(&store, &schema, delete).expect("deleted");
+    assert_eq!(deleted.row.get("name"), Some(&json!("Todo")));
+    assert_eq!(deleted.receipt.action, "delete");
+    let card = &store.get_many(&schema, "cards", &["c1".into()]).expect("read")[0];
+    assert_eq!(card.get("list"), Some(&json!("")));
+    assert_eq!(card.get("also"), Some(&json!(["l2", "l2"])), "the other refs keep their order");
+    assert_eq!(card.get("updated"), Some(&json!("2026-09-21 14:13:29.000Z")));
+    let refused = run(&store, &schema, write("lists", WriteKind::Delete { id: "l2".into() }, json!({})));
+    assert!(
+        matches!(&refused, Err(StoreError::InUse { entity, field }) if entity == "pins" && field == "list"),
+        "{refused:?}"
+    );
+    assert_eq!(store.get_many(&schema, "lists", &["l2".into()]).expect("read").len(), 1, "nothing of it happened");
+    assert_eq!(store.get_many(&schema, "cards", &["c1".into()]).expect("read")[0]["also"], json!(["l2", "l2"]));
+    let gone = run(&store, &schema, write("lists", WriteKind::Delete { id: "l1".into() }, json!({})));
+    assert!(matches!(gone, Err(StoreError::NotFound)), "{gone:?}");
+    assert_eq!(
+        store.missing_refs(&schema, "cards", json!({"list": "l1"}).as_object().expect("an object")).expect("read")[0]
+            .code,
+        ErrorCode::InvalidRef
+    );
+}
+
+#[test]
+fn users_log_in_by_any_case_of_their_email_which_no_two_share() {
+    let db = Database::new();
+    let schema = schema(json!({"entities": {"users": {"fields": {
+        "email": {"type": "string", "format": "email"},
+        "emailVisibility": {"type": "boolean"}
+    }}}}));
+    let store = ready(&db, &schema);
+    let mut ann = create("users", "u1", json!({"email": "Ann@Example.com"}));
+    ann.password_hash = Some("hash-1".into());
+    run(&store, &schema, ann).expect("stored");
+    let found = store.credentials(&schema, "ann@example.COM").expect("read").expect("found");
+    assert_eq!((found.user_id.as_str(), found.password_hash.as_str()), ("u1", "hash-1"));
+    assert_eq!(store.token_key(&found.user_id).expect("read"), Some(found.token_key.clone()));
+    let twin = run(&store, &schema, create("users", "u2", json!({"email": "ann@example.com"})));
+    let Err(StoreError::NotUnique(v)) = twin else { panic!("not unique: {twin:?}") };
+    assert_eq!(v[0].code, ErrorCode::NotUnique);
+    assert_eq!(v[0].field.as_deref(), Some("email"));
+    let mut change = write("users", WriteKind::Update { id: "u1".into(), if_match: None }, json!({}));
+    change.password_hash = Some("hash-2".into());
+    run(&store, &schema, change).expect("changed");
+    let after = store.credentials(&schema, "ann@example.com").expect("read").expect("found");
+    assert_eq!(after.password_hash, "hash-2");
+    assert_ne!(after.token_key, found.token_key, "a new password revokes the old tokens");
+    run(&store, &schema, write("users", WriteKind::Delete { id: "u1".into() }, json!({}))).expect("deleted");
+    assert_eq!(store.credentials(&schema, "ann@example.com").expect("read"), None);
+    assert_eq!(store.token_key("u1").expect("read"), None);
+}
+
+#[test]
+fn a_table_with_one_email_twice_cannot_become_the_users() {
+    let db = Database::new();
+    let single = schema(json!({"entities": {"users": {"fields": {"email": {"type": "string"}}}}}));
+    let store = ready(&db, &single);
+    run(&store, &single, create("users", "u1", json!({"email": "Bo@example.com"}))).expect("stored");
+    run(&store, &single, create("users", "u2", json!({"email": "bo@EXAMPLE.com"}))).expect("stored");
+    let multi = schema(json!({"entities": {"users": {"fields": {
+        "email": {"type": "string"}, "emailVisibility": {"type": "boolean"}
+    }}}}));
+    let refused = store.migrate(&multi, true);
+    assert!(
+        matches!(&refused, Err(StoreError::Unmigratable(why)) if why.starts_with("users.email holds \"Bo@example.com\" more than once")),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn every_node_gets_the_same_secret() {
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let first = b.secret("auth").expect("made");
+    assert_eq!(first.len(), crate::token::generate().len());
+    assert_eq!(a.secret("auth").expect("read"), first);
+    assert_ne!(a.secret("other").expect("made"), first);
+}
+
+#[test]
+fn on_commit_sees_a_write_before_its_answer() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut w = create("lists", "l1", json!({"name": "Hooked"}));
+    let log = Arc::clone(&seen);
+    w.on_commit = Some(crate::store::OnCommit(Arc::new(move |done: &Written| {
+        log.lock().expect("not poisoned").push(done.row["id"].as_str().unwrap_or_default().to_owned());
+    })));
+    run(&store, &schema, w).expect("stored");
+    assert_eq!(*seen.lock().expect("not poisoned"), ["l1"]);
+    // A refused write is not published.
+    let mut dup = create("lists", "l1", json!({"name": "Twice"}));
+    let log = Arc::clone(&seen);
+    dup.on_commit = Some(crate::store::OnCommit(Arc::new(move |_: &Written| {
+        log.lock().expect("not poisoned").push("refused".into());
+    })));
+    assert!(run(&store, &schema, dup).is_err());
+    assert_eq!(seen.lock().expect("not poisoned").len(), 1);
+}
+
+#[test]
+fn a_write_under_a_rule_is_refused_until_rules_compile_for_postgres() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let mut w = create("lists", "l1", json!({"name": "Ruled"}));
+    let expr = crate::filter::parse("name != ''").expect("a valid rule");
+    w.rule = Some(crate::store::RuleCheck {
+        expr,
+        ctx: crate::store::QueryContext { now: at(0), request: Default::default() },
+    });
+    let refused = run(&store, &schema, w);
+    assert!(matches!(&refused, Err(StoreError::Internal(why)) if why.contains("rules")), "{refused:?}");
+    assert_eq!(store.get_many(&schema, "lists", &["l1".into()]).expect("read").len(), 0);
+}
+
+#[test]
+fn a_delete_waits_for_a_write_on_another_node_that_refs_its_record_then_unlinks_it() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    list(&store, &schema, "l1", "Todo");
+    // Another node in the middle of a create that refs l1: its check locked l1.
+    let mut other = db.client();
+    let mut tx = other.transaction().expect("a transaction");
+    tx.query_one("SELECT 1 FROM lists WHERE id = 'l1' FOR KEY SHARE", &[]).expect("l1 is there");
+    tx.execute("INSERT INTO cards (id, list, created, updated) VALUES ('c1', 'l1', 'x', 'x')", &[]).expect("inserted");
+    let mut pending = store.write(&schema, write("lists", WriteKind::Delete { id: "l1".into() }, json!({})));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        matches!(pending.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Empty)),
+        "the delete waits for the write holding its record"
+    );
+    tx.commit().expect("the other node commits");
+    let deleted = pending.blocking_recv().expect("answered").expect("deleted");
+    assert_eq!(deleted.row["id"], json!("l1"));
+    // The delete saw the card committed meanwhile and unlinked it.
+    assert_eq!(store.get_many(&schema, "cards", &["c1".into()]).expect("read")[0]["list"], json!(""));
+}
