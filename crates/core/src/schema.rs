@@ -124,7 +124,7 @@ fn validate(root: &Node, multi_user: bool, problems: &mut Problems) -> Schema {
 }
 
 /// Every index has a name in the database built from its entity's and its
-/// fields' names (`store::sqlite::index_name`), and names may hold `__`, so
+/// fields' names (`store::migration::index_name`), and names may hold `__`, so
 /// two indexes can come out with one name: the migration could not create
 /// the second. A repeat of an index is reported too; a declared index on
 /// `created` alone is the one every entity has, and is not.
@@ -136,7 +136,7 @@ fn check_index_names(schema: &Schema, problems: &mut Problems) {
         let path = join("$.entities", entity);
         let all = std::iter::once((None, &created)).chain(def.indexes.iter().enumerate().map(|(i, c)| (Some(i), c)));
         for (position, cols) in all {
-            let name = crate::store::sqlite::index_name(entity, cols);
+            let name = crate::store::migration::index_name(entity, cols);
             let here = match position {
                 Some(i) => index(&join(&path, "indexes"), i),
                 None => path.clone(),

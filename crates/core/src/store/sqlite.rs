@@ -11,7 +11,6 @@ mod jobs;
 mod migrate;
 mod oauth;
 pub mod query;
-pub(crate) use migrate::index_name;
 mod requests;
 mod row;
 mod surfaces;

@@ -1,19 +1,17 @@
-//! Schema migration at launch.
+//! Schema migration at launch, in SQLite's SQL.
 //!
 //! The schema last applied is kept in `_a2app_meta`; the new one is compared
-//! with it (and with the tables that really exist). Additive changes apply at
-//! once. A change that would lose or reinterpret stored data is refused with a
-//! message naming it, unless the operator allowed destruction; a drop or type
-//! change of something that holds no data is not destructive and applies.
+//! with it (and with the tables that really exist) by `store::migration`'s
+//! plan, whose steps this module writes.
 
 use super::row::{column_decl, quote};
+use crate::store::migration::{self, Tables};
 use crate::store::{Migration, StoreError};
 use protocol::schema::{Entity, FieldType, Schema};
 use rusqlite::{Connection, OptionalExtension};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 const META: &str = "_a2app_meta";
-const INDEX_PREFIX: &str = "a2app_idx_";
 
 /// The runtime's own tables. Entity names cannot start with `_`, so these never collide.
 ///
@@ -110,235 +108,114 @@ pub fn migrate(tx: &Connection, schema: &Schema, allow_destructive: bool) -> Res
         .optional()?
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default();
-    let mut plan = Plan { tx, allow_destructive, applied: Vec::new(), refused: Vec::new() };
-
-    for (name, entity) in &schema.entities {
-        if table_exists(tx, name)? {
-            plan.evolve(name, previous.entities.get(name), entity)?;
-        } else {
-            plan.create(name, entity)?;
-        }
-    }
-    for (name, _) in previous.entities.iter().filter(|(n, _)| !schema.entities.contains_key(*n)) {
-        if !table_exists(tx, name)? {
-            continue;
-        }
-        let rows: i64 = tx.query_row(&format!("SELECT COUNT(*) FROM {}", quote(name)), [], |r| r.get(0))?;
-        if rows > 0 && !allow_destructive {
-            plan.refused.push(format!("dropping entity \"{name}\" would delete its {rows} records"));
-            continue;
-        }
-        tx.execute_batch(&format!("DROP TABLE {}", quote(name)))?;
-        plan.applied.push(format!("dropped entity {name} ({rows} records)"));
-    }
-    let Plan { applied, refused, .. } = plan;
-    if !refused.is_empty() {
-        return Err(StoreError::MigrationRefused(refused));
-    }
+    let done = migration::apply(&mut Sqlite(tx), &previous, schema, allow_destructive)?;
     let text = serde_json::to_string(schema).map_err(|e| StoreError::Internal(e.to_string()))?;
     tx.execute(&format!("INSERT INTO {META} (key, value) VALUES ('schema', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value"), [text])?;
-    Ok(Migration { applied })
+    Ok(done)
 }
 
-struct Plan<'a> {
-    tx: &'a Connection,
-    allow_destructive: bool,
-    applied: Vec<String>,
-    refused: Vec<String>,
-}
+/// The migration's steps on one SQLite connection.
+struct Sqlite<'c>(&'c Connection);
 
-impl Plan<'_> {
-    fn create(&mut self, name: &str, entity: &Entity) -> Result<(), StoreError> {
+impl Tables for Sqlite<'_> {
+    type Error = StoreError;
+
+    fn table_exists(&mut self, name: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .0
+            .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Column name → declared type (upper case).
+    fn columns(&mut self, table: &str) -> Result<HashMap<String, String>, StoreError> {
+        let mut stmt = self.0.prepare(&format!("PRAGMA table_info({})", quote(table)))?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?.to_uppercase())))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn holds_type(&self, stored: &str, kind: &FieldType) -> bool {
+        column_decl(kind).starts_with(stored)
+    }
+
+    fn create_table(&mut self, name: &str, entity: &Entity) -> Result<(), StoreError> {
         let mut cols = vec!["\"id\" TEXT PRIMARY KEY NOT NULL".to_owned()];
         for (field, spec) in &entity.fields {
             cols.push(format!("{} {}", quote(field), column_decl(&spec.kind)));
         }
         cols.push("\"created\" TEXT NOT NULL DEFAULT ''".into());
         cols.push("\"updated\" TEXT NOT NULL DEFAULT ''".into());
-        self.tx.execute_batch(&format!("CREATE TABLE {} ({})", quote(name), cols.join(", ")))?;
-        self.applied.push(format!("created entity {name}"));
-        self.sync_indexes(name, entity)
+        Ok(self.0.execute_batch(&format!("CREATE TABLE {} ({})", quote(name), cols.join(", ")))?)
     }
 
-    fn evolve(&mut self, name: &str, before: Option<&Entity>, entity: &Entity) -> Result<(), StoreError> {
-        let columns = columns(self.tx, name)?;
-        for (field, spec) in &entity.fields {
-            let Some(decl) = columns.get(field) else {
-                self.add_column(name, field, &spec.kind)?;
-                self.applied.push(format!("added field {name}.{field}"));
-                continue;
-            };
-            let old_kind = before.and_then(|e| e.fields.get(field)).map(|f| &f.kind);
-            let changed = match old_kind {
-                Some(old) => old.name() != spec.kind.name() || old.target() != spec.kind.target(),
-                // No record of the old type: trust the column declaration.
-                None => !column_decl(&spec.kind).starts_with(decl.as_str()),
-            };
-            if !changed {
-                continue;
-            }
-            let from = old_kind.map(FieldType::name).unwrap_or(decl.as_str());
-            let held = self.rows_holding(name, field)?;
-            if held > 0 && !self.allow_destructive {
-                self.refused.push(format!(
-                    "changing the type of {name}.{field} from {from} to {} would reinterpret {held} stored values",
-                    spec.kind.name()
-                ));
-                continue;
-            }
-            self.drop_column(name, field)?;
-            self.add_column(name, field, &spec.kind)?;
-            self.applied.push(format!(
-                "changed the type of {name}.{field} from {from} to {} ({held} values reset)",
-                spec.kind.name()
-            ));
-        }
-        for column in columns.keys() {
-            if ["id", "created", "updated"].contains(&column.as_str()) || entity.fields.contains_key(column) {
-                continue;
-            }
-            let held = self.rows_holding(name, column)?;
-            if held > 0 && !self.allow_destructive {
-                self.refused.push(format!("dropping field {name}.{column} would lose its values in {held} records"));
-                continue;
-            }
-            self.drop_column(name, column)?;
-            self.applied.push(format!("dropped field {name}.{column} ({held} values)"));
-        }
-        self.sync_indexes(name, entity)
+    fn drop_table(&mut self, name: &str) -> Result<(), StoreError> {
+        Ok(self.0.execute_batch(&format!("DROP TABLE {}", quote(name)))?)
+    }
+
+    fn count(&mut self, table: &str) -> Result<i64, StoreError> {
+        Ok(self.0.query_row(&format!("SELECT COUNT(*) FROM {}", quote(table)), [], |r| r.get(0))?)
     }
 
     fn add_column(&mut self, table: &str, column: &str, kind: &FieldType) -> Result<(), StoreError> {
         let sql = format!("ALTER TABLE {} ADD COLUMN {} {}", quote(table), quote(column), column_decl(kind));
-        Ok(self.tx.execute_batch(&sql)?)
+        Ok(self.0.execute_batch(&sql)?)
     }
 
+    /// SQLite refuses to drop an indexed column: the runtime's indexes
+    /// covering it go first, the users' email index too.
     fn drop_column(&mut self, table: &str, column: &str) -> Result<(), StoreError> {
-        self.drop_indexes_on(table, column)?;
-        Ok(self.tx.execute_batch(&format!("ALTER TABLE {} DROP COLUMN {}", quote(table), quote(column)))?)
+        for index in self.indexes_named(table, "a2app_")? {
+            let mut stmt = self.0.prepare(&format!("PRAGMA index_info({})", quote(&index)))?;
+            let cols: Vec<String> = stmt.query_map([], |r| r.get(2))?.collect::<Result<_, _>>()?;
+            if cols.iter().any(|c| c == column) {
+                self.drop_index(&index)?;
+            }
+        }
+        Ok(self.0.execute_batch(&format!("ALTER TABLE {} DROP COLUMN {}", quote(table), quote(column)))?)
     }
 
-    /// Rows whose column holds something other than its empty value.
-    fn rows_holding(&self, table: &str, column: &str) -> Result<i64, StoreError> {
+    fn rows_holding(&mut self, table: &str, column: &str) -> Result<i64, StoreError> {
         let c = quote(column);
         let sql =
             format!("SELECT COUNT(*) FROM {} WHERE {c} IS NOT NULL AND {c} NOT IN ('', 0, '[]', 'null')", quote(table));
-        Ok(self.tx.query_row(&sql, [], |r| r.get(0))?)
+        Ok(self.0.query_row(&sql, [], |r| r.get(0))?)
     }
 
-    /// A table that becomes a multi-user app's users (it held an entity
-    /// named `users` before) must not hold one email twice: the unique index
-    /// could not be built, and no `--allow-destructive` would help.
-    fn refuse_shared_emails(&self, table: &str) -> Result<(), StoreError> {
+    fn index(&self, name: &str) -> String {
+        name.to_owned()
+    }
+
+    fn indexes_named(&mut self, table: &str, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self.0.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND substr(name, 1, length(?2)) = ?2",
+        )?;
+        Ok(stmt.query_map([table, prefix], |r| r.get(0))?.collect::<Result<_, _>>()?)
+    }
+
+    fn create_index(&mut self, name: &str, table: &str, columns: &[String]) -> Result<(), StoreError> {
+        let list: Vec<String> = columns.iter().map(|c| quote(c)).collect();
+        Ok(self.0.execute_batch(&format!("CREATE INDEX {} ON {} ({})", quote(name), quote(table), list.join(", ")))?)
+    }
+
+    fn drop_index(&mut self, name: &str) -> Result<(), StoreError> {
+        Ok(self.0.execute_batch(&format!("DROP INDEX {}", quote(name)))?)
+    }
+
+    fn shared_email(&mut self, table: &str) -> Result<Option<String>, StoreError> {
         let sql = format!(
             "SELECT \"email\" FROM {} WHERE \"email\" != '' GROUP BY \"email\" COLLATE NOCASE HAVING COUNT(*) > 1 LIMIT 1",
             quote(table)
         );
-        match self.tx.query_row(&sql, [], |r| r.get::<_, String>(0)).optional()? {
-            None => Ok(()),
-            Some(email) => Err(StoreError::Unmigratable(format!(
-                "{table}.email holds {email:?} more than once, and each user of a multi-user app needs an email \
-                 of their own: change the others, then start again"
-            ))),
-        }
+        Ok(self.0.query_row(&sql, [], |r| r.get::<_, String>(0)).optional()?)
     }
 
-    /// Drops the runtime's indexes covering `column`, the users' email index
-    /// too (SQLite refuses to drop an indexed column).
-    fn drop_indexes_on(&mut self, table: &str, column: &str) -> Result<(), StoreError> {
-        for index in indexes_named(self.tx, table, "a2app_")? {
-            let mut stmt = self.tx.prepare(&format!("PRAGMA index_info({})", quote(&index)))?;
-            let cols: Vec<String> = stmt.query_map([], |r| r.get(2))?.collect::<Result<_, _>>()?;
-            if cols.iter().any(|c| c == column) {
-                self.tx.execute_batch(&format!("DROP INDEX {}", quote(&index)))?;
-            }
-        }
-        Ok(())
+    fn create_email_index(&mut self, name: &str, table: &str) -> Result<(), StoreError> {
+        let sql = format!(
+            "CREATE UNIQUE INDEX {} ON {} (\"email\" COLLATE NOCASE) WHERE \"email\" != ''",
+            quote(name),
+            quote(table)
+        );
+        Ok(self.0.execute_batch(&sql)?)
     }
-
-    /// Logins look users up by email, and two users cannot share one: the
-    /// auth entity has a unique index on it. Its prefix keeps it out of the
-    /// managed set `sync_indexes` keeps; it goes when the app stops being
-    /// multi-user (a single-user app's `users` is an entity like any other).
-    fn sync_email_index(&mut self, table: &str, entity: &Entity) -> Result<(), StoreError> {
-        let index = format!("a2app_uidx_{table}__email");
-        let exists = indexes_named(self.tx, table, &index)?.contains(&index);
-        let wanted = crate::auth::is_auth_entity(table, entity);
-        if wanted && !exists {
-            self.refuse_shared_emails(table)?;
-            let sql = format!(
-                "CREATE UNIQUE INDEX {} ON {} (\"email\" COLLATE NOCASE) WHERE \"email\" != ''",
-                quote(&index),
-                quote(table)
-            );
-            self.tx.execute_batch(&sql)?;
-        } else if exists && !wanted {
-            self.tx.execute_batch(&format!("DROP INDEX {}", quote(&index)))?;
-            self.applied.push(format!("dropped index {index}"));
-        }
-        Ok(())
-    }
-
-    fn sync_indexes(&mut self, table: &str, entity: &Entity) -> Result<(), StoreError> {
-        self.sync_email_index(table, entity)?;
-        let existing: BTreeSet<String> = indexes_named(self.tx, table, INDEX_PREFIX)?.into_iter().collect();
-        // `created` is always indexed (the newest-first listing sorts on it),
-        // then the declared ones, each once: one on `created` alone is the first.
-        let mut wanted: Vec<(String, Vec<String>)> = Vec::new();
-        for cols in std::iter::once(vec!["created".to_owned()]).chain(entity.indexes.iter().cloned()) {
-            let name = index_name(table, &cols);
-            if !wanted.iter().any(|(n, _)| *n == name) {
-                wanted.push((name, cols));
-            }
-        }
-        for index in &existing {
-            if !wanted.iter().any(|(name, _)| name == index) {
-                self.tx.execute_batch(&format!("DROP INDEX {}", quote(index)))?;
-                self.applied.push(format!("dropped index {index}"));
-            }
-        }
-        for (index, cols) in wanted {
-            if existing.contains(&index) {
-                continue;
-            }
-            let list: Vec<String> = cols.iter().map(|c| quote(c)).collect();
-            self.tx.execute_batch(&format!(
-                "CREATE INDEX {} ON {} ({})",
-                quote(&index),
-                quote(table),
-                list.join(", ")
-            ))?;
-            self.applied.push(format!("created index {index}"));
-        }
-        Ok(())
-    }
-}
-
-/// The database name of the managed index of `table` over `columns`. Names
-/// may contain `__` too, so two indexes can come out the same: `schema`'s
-/// check refuses such a schema, as the second `CREATE INDEX` would fail.
-pub(crate) fn index_name(table: &str, columns: &[String]) -> String {
-    format!("{INDEX_PREFIX}{table}__{}", columns.join("__"))
-}
-
-/// The indexes of `table` whose names start with `prefix`.
-fn indexes_named(tx: &Connection, table: &str, prefix: &str) -> Result<Vec<String>, StoreError> {
-    let mut stmt = tx.prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND substr(name, 1, length(?2)) = ?2",
-    )?;
-    Ok(stmt.query_map([table, prefix], |r| r.get(0))?.collect::<Result<_, _>>()?)
-}
-
-fn table_exists(tx: &Connection, name: &str) -> Result<bool, StoreError> {
-    Ok(tx
-        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |_| Ok(()))
-        .optional()?
-        .is_some())
-}
-
-/// Column name → declared type (upper case).
-fn columns(tx: &Connection, table: &str) -> Result<HashMap<String, String>, StoreError> {
-    let mut stmt = tx.prepare(&format!("PRAGMA table_info({})", quote(table)))?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?.to_uppercase())))?;
-    Ok(rows.collect::<Result<_, _>>()?)
 }
