@@ -59,6 +59,11 @@ pub fn is_auth_entity(name: &str, entity: &Entity) -> bool {
     name == ENTITY && entity.fields.contains_key("emailVisibility")
 }
 
+/// Whether the app is multi-user: its `users` entity is the auth entity.
+pub fn has_users(schema: &protocol::schema::Schema) -> bool {
+    schema.entities.get(ENTITY).is_some_and(|e| is_auth_entity(ENTITY, e))
+}
+
 pub fn hash_password(password: &str) -> Result<String, String> {
     use argon2::PasswordHasher;
     argon2::Argon2::default().hash_password(password.as_bytes()).map(|h| h.to_string()).map_err(|e| e.to_string())

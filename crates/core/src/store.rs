@@ -8,6 +8,7 @@
 
 pub(crate) mod migration;
 pub mod postgres;
+mod sql;
 pub mod sqlite;
 mod verify;
 

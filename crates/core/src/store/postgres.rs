@@ -23,6 +23,8 @@ mod migrate;
 mod records;
 mod row;
 
+use crate::store::sql::SqlCache;
+pub(crate) use crate::store::sql::quote;
 use crate::store::verify::entity;
 use crate::store::{AuditEntry, Credentials, Migration, Pending, Row, StoreError, Write, Written};
 use postgres::error::SqlState;
@@ -30,7 +32,6 @@ use postgres::{NoTls, Transaction};
 use protocol::Violation;
 use protocol::schema::Schema;
 use r2d2_postgres::PostgresConnectionManager;
-use row::SqlCache;
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, mpsc};
 
@@ -129,7 +130,7 @@ impl PostgresStore {
                 })
                 .map_err(|e| StoreError::Internal(format!("cannot start a writer thread: {e}")))?;
         }
-        Ok(PostgresStore { pool, jobs: Mutex::new(jobs), sql: Arc::new(SqlCache::default()) })
+        Ok(PostgresStore { pool, jobs: Mutex::new(jobs), sql: Arc::new(SqlCache::new("$1")) })
     }
 
     fn connection(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StoreError> {
@@ -244,11 +245,7 @@ impl PostgresStore {
 
     /// The id, password hash and token key of the user with this email.
     pub fn credentials(&self, schema: &Schema, email: &str) -> Result<Option<Credentials>, StoreError> {
-        if !schema
-            .entities
-            .get(crate::auth::ENTITY)
-            .is_some_and(|e| crate::auth::is_auth_entity(crate::auth::ENTITY, e))
-        {
+        if !crate::auth::has_users(schema) {
             return Ok(None);
         }
         let sql = "SELECT u.\"id\", a.password_hash, a.token_key FROM \"users\" AS u \
@@ -285,11 +282,6 @@ fn transaction<T>(pool: &Pool, mut work: impl FnMut(&mut Transaction<'_>) -> Res
             Err(fail) => return Err(fail.into_store()),
         }
     }
-}
-
-/// Quotes an identifier. Identifiers come from the validated schema only.
-pub(crate) fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod surfaces;
 mod users;
 mod writer;
 
+use crate::store::sql::SqlCache;
 use crate::store::verify::{self, entity};
 use crate::store::{
     AuditEntry, KEY_LIFETIME, ListQuery, ListResult, Migration, Pending, QueryContext, Rendered, Row, Store,
@@ -25,7 +26,7 @@ use crate::store::{
 use protocol::Violation;
 use protocol::schema::{Entity, FieldType, Schema};
 use r2d2_sqlite::SqliteConnectionManager;
-use row::{SqlCache, quote};
+use row::quote;
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use serde_json::{Map, Value};
@@ -124,7 +125,7 @@ impl SqliteStore {
             writer: Writer::start(conn),
             generation: Arc::new(AtomicU64::new(0)),
             counts: Mutex::new(HashMap::new()),
-            sql: Arc::new(SqlCache::default()),
+            sql: Arc::new(SqlCache::new("?1")),
         })
     }
 
@@ -457,11 +458,7 @@ impl Store for SqliteStore {
     }
 
     fn credentials(&self, schema: &Schema, email: &str) -> Result<Option<crate::store::Credentials>, StoreError> {
-        if !schema
-            .entities
-            .get(crate::auth::ENTITY)
-            .is_some_and(|e| crate::auth::is_auth_entity(crate::auth::ENTITY, e))
-        {
+        if !crate::auth::has_users(schema) {
             return Ok(None);
         }
         let conn = self.reader()?;

@@ -5,8 +5,9 @@
 //! unlinks the records pointing at it, so a ref made meanwhile waits and then
 //! finds the record gone.
 
-use super::row::{self, Param, SqlCache};
+use super::row::{self, Param};
 use super::{Fail, quote};
+use crate::store::sql::SqlCache;
 use crate::store::verify::{self, entity};
 use crate::store::{KEY_LIFETIME, Row, StoreError, Write, WriteKind, Written};
 use postgres::Transaction;
@@ -96,7 +97,7 @@ fn apply(
             Ok((row, "create"))
         }
         WriteKind::Update { id, if_match } => {
-            let current = read(tx, &sql.by_id_for_update, ent, id)?.ok_or(StoreError::NotFound)?;
+            let current = read(tx, &for_update(&sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
             if let Some(version) = if_match
                 && current.get("updated").and_then(Value::as_str) != Some(version.as_str())
             {
@@ -121,7 +122,7 @@ fn apply(
             Ok((row, "update"))
         }
         WriteKind::Delete { id } => {
-            let current = read(tx, &sql.by_id_for_update, ent, id)?.ok_or(StoreError::NotFound)?;
+            let current = read(tx, &for_update(&sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
             unlink(tx, schema, name, id, &now)?;
             tx.execute(&format!("DELETE FROM {table} WHERE \"id\" = $1"), &[id])?;
             if read(tx, &sql.by_id, ent, id)?.is_some() {
@@ -130,6 +131,12 @@ fn apply(
             Ok((current, "delete"))
         }
     }
+}
+
+/// The row a write changes, locked until the transaction ends, so another
+/// node's write to it waits and then sees the result.
+fn for_update(by_id: &str) -> String {
+    format!("{by_id} FOR UPDATE")
 }
 
 fn read(tx: &mut Transaction<'_>, sql: &str, ent: &Entity, id: &str) -> Result<Option<Row>, Fail> {

@@ -1,5 +1,4 @@
-//! Conversions between typed JSON values and PostgreSQL columns, and the SQL
-//! text that depends only on an entity's definition.
+//! Conversions between typed JSON values and PostgreSQL columns.
 //!
 //! Values are stored as the SQLite store stores them (zero values, not NULLs,
 //! except `json`), so both stores show a record the same way: numbers are
@@ -7,12 +6,9 @@
 //! arrays, a `json` field the `json` type, which keeps the document as
 //! written (key order too; `jsonb` would reorder it), times the wire-form text.
 
-use super::quote;
 use postgres::types::ToSql;
 use protocol::schema::{Entity, FieldType};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
 
 /// The column type of a field type, as `information_schema.columns` names it.
 pub fn column_type(kind: &FieldType) -> &'static str {
@@ -93,52 +89,7 @@ fn number(f: f64) -> Value {
     }
 }
 
-/// SQL text that depends only on an entity's definition, built once per entity.
-pub struct EntitySql {
-    /// The SELECT list [`read`] expects.
-    pub columns: String,
-    /// One row by id (`$1`).
-    pub by_id: String,
-    /// One row by id, locked until the transaction ends: the row a write
-    /// changes, so another node's write to it waits and sees the result.
-    pub by_id_for_update: String,
-    /// The label column of one row by id (`id` when the entity names no label).
-    pub label_by_id: String,
-    /// The label field's type; `None` when the column is `id`.
-    pub label_kind: Option<FieldType>,
-}
-
-/// [`EntitySql`] by entity name; `migrate` clears it.
-#[derive(Default)]
-pub struct SqlCache(RwLock<HashMap<String, Arc<EntitySql>>>);
-
-impl SqlCache {
-    pub fn get(&self, table: &str, entity: &Entity) -> Arc<EntitySql> {
-        if let Some(found) = self.0.read().unwrap_or_else(|e| e.into_inner()).get(table) {
-            return Arc::clone(found);
-        }
-        let t = quote(table);
-        let mut cols = vec![format!("{t}.\"id\"")];
-        cols.extend(entity.fields.keys().map(|name| format!("{t}.{}", quote(name))));
-        cols.push(format!("{t}.\"created\""));
-        cols.push(format!("{t}.\"updated\""));
-        let columns = cols.join(", ");
-        let by_id = format!("SELECT {columns} FROM {t} WHERE \"id\" = $1");
-        let by_id_for_update = format!("{by_id} FOR UPDATE");
-        let label = entity.label.as_deref().and_then(|l| Some((l, &entity.fields.get(l)?.kind)));
-        let label_by_id = format!("SELECT {} FROM {t} WHERE \"id\" = $1", quote(label.map_or("id", |(l, _)| l)));
-        let label_kind = label.map(|(_, kind)| kind.clone());
-        let built = Arc::new(EntitySql { columns, by_id, by_id_for_update, label_by_id, label_kind });
-        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(table.to_owned(), Arc::clone(&built));
-        built
-    }
-
-    pub fn clear(&self) {
-        self.0.write().unwrap_or_else(|e| e.into_inner()).clear();
-    }
-}
-
-/// Reads one row selected with [`EntitySql::columns`].
+/// Reads one row selected with `EntitySql::columns`.
 pub fn read(entity: &Entity, row: &postgres::Row) -> Result<Map<String, Value>, postgres::Error> {
     let mut out = Map::with_capacity(entity.fields.len() + 3);
     out.insert("id".into(), Value::String(row.try_get(0)?));

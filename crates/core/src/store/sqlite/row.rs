@@ -3,11 +3,10 @@
 //! Values are stored as PocketBase stores them (zero values, not NULLs, except
 //! `json`), so filters compare them the same way PocketBase does.
 
+pub(crate) use crate::store::sql::quote;
 use protocol::schema::{Entity, FieldType};
 use rusqlite::types::{Value as Sql, ValueRef};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
 
 /// The column declaration of a field type.
 pub fn column_decl(kind: &FieldType) -> &'static str {
@@ -99,59 +98,7 @@ pub fn text(value: ValueRef<'_>) -> Value {
     }
 }
 
-/// SQL text that depends only on an entity's definition: built once per
-/// entity instead of on every read (formatting it was a measurable share of a
-/// point read and of every write's read-back).
-pub struct EntitySql {
-    /// [`select_list`].
-    pub columns: String,
-    /// One row by id, read with [`read`].
-    pub by_id: String,
-    /// The label column of one row by id (`id` itself when the entity names
-    /// no label): a receipt naming a referenced record needs no more.
-    pub label_by_id: String,
-    /// The label field's type; `None` when the column is `id`.
-    pub label_kind: Option<FieldType>,
-}
-
-/// [`EntitySql`] by entity name. The store serves one schema between
-/// migrations, and `migrate` clears the cache.
-#[derive(Default)]
-pub struct SqlCache(RwLock<HashMap<String, Arc<EntitySql>>>);
-
-impl SqlCache {
-    pub fn get(&self, table: &str, entity: &Entity) -> Arc<EntitySql> {
-        if let Some(found) = self.0.read().unwrap_or_else(|e| e.into_inner()).get(table) {
-            return Arc::clone(found);
-        }
-        let columns = select_list(table, entity);
-        let by_id = format!("SELECT {columns} FROM {} WHERE \"id\" = ?1", quote(table));
-        let label = entity.label.as_deref().and_then(|l| Some((l, &entity.fields.get(l)?.kind)));
-        let label_by_id =
-            format!("SELECT {} FROM {} WHERE \"id\" = ?1", quote(label.map_or("id", |(l, _)| l)), quote(table));
-        let label_kind = label.map(|(_, kind)| kind.clone());
-        let built = Arc::new(EntitySql { columns, by_id, label_by_id, label_kind });
-        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(table.to_owned(), Arc::clone(&built));
-        built
-    }
-
-    pub fn clear(&self) {
-        self.0.write().unwrap_or_else(|e| e.into_inner()).clear();
-    }
-}
-
-/// The SELECT list of an entity, in the order [`read`] expects.
-fn select_list(table: &str, entity: &Entity) -> String {
-    let mut cols = vec![format!("{}.\"id\"", quote(table))];
-    for name in entity.fields.keys() {
-        cols.push(format!("{}.{}", quote(table), quote(name)));
-    }
-    cols.push(format!("{}.\"created\"", quote(table)));
-    cols.push(format!("{}.\"updated\"", quote(table)));
-    cols.join(", ")
-}
-
-/// Reads one row selected with [`EntitySql::columns`].
+/// Reads one row selected with `EntitySql::columns`.
 pub fn read(entity: &Entity, row: &rusqlite::Row<'_>) -> rusqlite::Result<Map<String, Value>> {
     // Sized once: grown from empty, the map rehashed several times per row
     // (visible in the writer's profile, which reads back every write).
@@ -164,9 +111,4 @@ pub fn read(entity: &Entity, row: &rusqlite::Row<'_>) -> rusqlite::Result<Map<St
     out.insert("created".into(), text(row.get_ref(n + 1)?));
     out.insert("updated".into(), text(row.get_ref(n + 2)?));
     Ok(out)
-}
-
-/// Quotes an identifier. Identifiers come from the validated schema only.
-pub fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }

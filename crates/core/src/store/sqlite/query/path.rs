@@ -140,11 +140,7 @@ pub(super) enum Terminal {
     },
 }
 
-/// Quotes an identifier. Identifiers only ever come from the schema, but quoting
-/// them properly costs nothing.
-pub(super) fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
+pub(super) use crate::store::sql::quote;
 
 /// `x` as a JSON array for `json_each`/`json_array_length`: an array stays, any
 /// other value becomes a one-item array (PocketBase's normalisation for non-JSON
