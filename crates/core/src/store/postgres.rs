@@ -20,6 +20,7 @@
 //! async worker.
 
 mod migrate;
+mod operations;
 mod records;
 mod row;
 
@@ -252,6 +253,49 @@ impl PostgresStore {
                    JOIN _a2app_auth AS a ON a.user_id = u.\"id\" WHERE lower(u.\"email\") = lower($1) AND u.\"email\" <> ''";
         let found = self.connection()?.query_opt(sql, &[&email])?;
         Ok(found.map(|r| Credentials { user_id: r.get(0), password_hash: r.get(1), token_key: r.get(2) }))
+    }
+
+    /// Persists a new job, claiming its `Idempotency-Key` in the same transaction.
+    pub fn create_job(&self, job: &protocol::operation::Job, key: Option<&str>) -> Result<(), StoreError> {
+        transaction(&self.pool, |tx| operations::create_job(tx, job, key))
+    }
+
+    /// Replaces a job's persisted state.
+    pub fn put_job(&self, job: &protocol::operation::Job) -> Result<(), StoreError> {
+        operations::put_job(&mut *self.connection()?, job).map_err(Fail::into_store)
+    }
+
+    pub fn job(&self, id: &str) -> Result<Option<protocol::operation::Job>, StoreError> {
+        operations::job(&mut *self.connection()?, id).map_err(Fail::into_store)
+    }
+
+    /// When a scheduled operation last ran, if ever.
+    pub fn last_run(&self, operation: &str) -> Result<Option<String>, StoreError> {
+        operations::last_run(&mut *self.connection()?, operation).map_err(Fail::into_store)
+    }
+
+    pub fn set_last_run(&self, operation: &str, at: &str) -> Result<(), StoreError> {
+        operations::set_last_run(&mut *self.connection()?, operation, at).map_err(Fail::into_store)
+    }
+
+    /// Appends an audit entry that is not a record write (an operation run).
+    pub fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError> {
+        operations::audit(&mut *self.connection()?, receipt).map_err(Fail::into_store)
+    }
+
+    /// Stores a new approval key.
+    pub fn issue_approval(&self, approval: &crate::store::Approval, now: &str, max: usize) -> Result<(), StoreError> {
+        transaction(&self.pool, |tx| operations::issue_approval(tx, approval, now, max))
+    }
+
+    /// Spends an approval key for this call, at most once across every node.
+    pub fn spend_approval(
+        &self,
+        key: &str,
+        call: &crate::store::ApprovedCall,
+        now: &str,
+    ) -> Result<Result<(), crate::store::Refusal>, StoreError> {
+        transaction(&self.pool, |tx| operations::spend_approval(tx, key, call, now))
     }
 
     /// The current token key of a user.

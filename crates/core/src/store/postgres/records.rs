@@ -26,7 +26,9 @@ pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write:
     let id = match &write.kind {
         WriteKind::Create { id } | WriteKind::Update { id, .. } | WriteKind::Delete { id } => id,
     };
-    claim_key(tx, write, id)?;
+    if let Some(key) = &write.key {
+        claim_key(tx, &write.entity, key, id, write.now)?;
+    }
     let (row, action) = apply(tx, cache, schema, write)?;
     if let Some(hash) = &write.password_hash {
         tx.execute(
@@ -42,24 +44,23 @@ pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write:
     Ok(Written { row, receipt })
 }
 
-/// Claims the write's `Idempotency-Key` for `id`: an insert that waits for a
-/// competing transaction holding the same key, and takes over an expired one.
-/// A live key refuses the write, naming the record its first use wrote.
-fn claim_key(tx: &mut Transaction<'_>, write: &Write, id: &str) -> Result<(), Fail> {
-    let Some(key) = &write.key else { return Ok(()) };
-    let now = crate::datetime::format(write.now);
-    let cutoff = crate::datetime::format(write.now.checked_sub(KEY_LIFETIME).unwrap_or(write.now));
+/// Claims `key` within `scope` (an entity, or an operation's `_ops/<name>`)
+/// for `id`: an insert that waits for a competing transaction holding the
+/// same key, and takes over an expired one. A live key refuses, naming what
+/// its first use wrote or started.
+pub fn claim_key(tx: &mut Transaction<'_>, scope: &str, key: &str, id: &str, now: jiff::Timestamp) -> Result<(), Fail> {
+    let cutoff = crate::datetime::format(now.checked_sub(KEY_LIFETIME).unwrap_or(now));
+    let now = crate::datetime::format(now);
     let claimed = tx.query_opt(
         "INSERT INTO _a2app_keys (entity, key, record_id, created) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (entity, key) DO UPDATE SET record_id = excluded.record_id, created = excluded.created \
          WHERE _a2app_keys.created < $5 RETURNING 1",
-        &[&write.entity, key, &id, &now, &cutoff],
+        &[&scope, &key, &id, &now, &cutoff],
     )?;
     if claimed.is_some() {
         return Ok(());
     }
-    let first =
-        tx.query_one("SELECT record_id FROM _a2app_keys WHERE entity = $1 AND key = $2", &[&write.entity, key])?;
+    let first = tx.query_one("SELECT record_id FROM _a2app_keys WHERE entity = $1 AND key = $2", &[&scope, &key])?;
     Err(StoreError::DuplicateRequest { id: first.get(0) }.into())
 }
 

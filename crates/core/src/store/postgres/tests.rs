@@ -494,3 +494,106 @@ fn a_delete_waits_for_a_write_on_another_node_that_refs_its_record_then_unlinks_
     // The delete saw the card committed meanwhile and unlinked it.
     assert_eq!(store.get_many(&schema, "cards", &["c1".into()]).expect("read")[0]["list"], json!(""));
 }
+
+fn job(id: &str, created: &str) -> protocol::operation::Job {
+    protocol::operation::Job {
+        id: id.into(),
+        operation: "export".into(),
+        state: protocol::operation::JobState::Queued,
+        progress: Default::default(),
+        result: None,
+        error: None,
+        created_at: created.into(),
+        updated_at: created.into(),
+    }
+}
+
+#[test]
+fn a_job_is_stored_whole_and_its_key_names_the_job_it_started() {
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let mut first = job("j1", "2026-09-21 14:13:20.000Z");
+    a.create_job(&first, Some("op-key")).expect("stored");
+    assert_eq!(b.job("j1").expect("read"), Some(first.clone()));
+    let refused = b.create_job(&job("j2", "2026-09-21 14:13:21.000Z"), Some("op-key"));
+    assert!(matches!(&refused, Err(StoreError::DuplicateRequest { id }) if id == "j1"), "{refused:?}");
+    assert_eq!(b.job("j2").expect("read"), None, "nothing of the refused job stayed");
+    // The same key on an entity is another scope.
+    let mut keyed = create("lists", "l1", json!({"name": "Keyed"}));
+    keyed.key = Some("op-key".into());
+    run(&a, &schema, keyed).expect("a record write's key is its entity's");
+    // A day later the key starts a new job.
+    b.create_job(&job("j3", "2026-09-22 14:13:21.000Z"), Some("op-key")).expect("an expired key is free");
+    first.state = protocol::operation::JobState::Succeeded;
+    first.progress.done = 3;
+    first.updated_at = "2026-09-21 14:13:30.000Z".into();
+    a.put_job(&first).expect("replaced");
+    assert_eq!(b.job("j1").expect("read"), Some(first));
+    assert_eq!(a.job("nope").expect("read"), None);
+}
+
+#[test]
+fn a_scheduled_runs_last_time_and_an_operations_audit_entry_are_kept() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    assert_eq!(store.last_run("nightly").expect("read"), None);
+    store.set_last_run("nightly", "2026-09-21 00:00:00.000Z").expect("stored");
+    store.set_last_run("nightly", "2026-09-22 00:00:00.000Z").expect("replaced");
+    assert_eq!(store.last_run("nightly").expect("read").as_deref(), Some("2026-09-22 00:00:00.000Z"));
+    let receipt: protocol::receipt::Receipt = serde_json::from_value(json!({
+        "text": "Ran export", "action": "run", "entity": "_ops/export", "id": "j1", "fields": {},
+        "at": "2026-09-21 14:13:20.000Z", "caller": "agent"
+    }))
+    .expect("a receipt");
+    store.audit(&receipt).expect("audited");
+    let entries = store.receipts("2026-09-21 00:00:00.000Z", 10).expect("read");
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].receipt, receipt);
+}
+
+#[test]
+fn an_approval_key_is_spent_once_for_its_call_even_by_two_nodes_at_once() {
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let call = crate::store::ApprovedCall {
+        approver: "agent".into(),
+        operation: "purge".into(),
+        params: json!({"list": "l1"}).as_object().cloned().expect("an object"),
+    };
+    let approval = |key: &str, expires: &str| crate::store::Approval {
+        key: key.into(),
+        call: call.clone(),
+        expires: expires.into(),
+        used: false,
+    };
+    let now = "2026-09-21 14:00:00.000Z";
+    a.issue_approval(&approval("k1", "2026-09-21 14:10:00.000Z"), now, 10).expect("issued");
+    let mut other = call.clone();
+    other.params.insert("list".into(), json!("l2"));
+    assert_eq!(
+        b.spend_approval("k1", &other, now).expect("judged"),
+        Err(crate::store::Refusal::OtherCall("purge".into()))
+    );
+    let spent: Vec<Result<(), crate::store::Refusal>> = std::thread::scope(|s| {
+        let runs: Vec<_> = [&a, &b, &a, &b]
+            .into_iter()
+            .map(|n| s.spawn(|| n.spend_approval("k1", &call, now).expect("judged")))
+            .collect();
+        runs.into_iter().map(|r| r.join().expect("no panic")).collect()
+    });
+    assert_eq!(spent.iter().filter(|r| r.is_ok()).count(), 1, "{spent:?}");
+    assert_eq!(spent.iter().filter(|r| **r == Err(crate::store::Refusal::Used)).count(), 3, "{spent:?}");
+    assert_eq!(
+        a.spend_approval("k1", &call, "2026-09-21 14:10:00.000Z").expect("judged"),
+        Err(crate::store::Refusal::UnknownOrExpired)
+    );
+    // Past `max`, the keys expiring soonest make room.
+    a.issue_approval(&approval("k2", "2026-09-21 14:20:00.000Z"), now, 2).expect("issued");
+    a.issue_approval(&approval("k3", "2026-09-21 14:30:00.000Z"), now, 2).expect("issued");
+    assert_eq!(a.spend_approval("k1", &call, now).expect("judged"), Err(crate::store::Refusal::UnknownOrExpired));
+    assert_eq!(a.spend_approval("k3", &call, now).expect("judged"), Ok(()));
+    assert_eq!(a.spend_approval("k2", &call, now).expect("judged"), Ok(()));
+}

@@ -1,0 +1,117 @@
+//! The runtime's operation state in PostgreSQL, as the SQLite store keeps it
+//! (`sqlite::jobs`, `sqlite::approvals`): jobs stored whole as JSON beside the
+//! column queried on, the last run of each scheduled operation, audit entries
+//! of operation runs, and approval keys, spent at most once even when two
+//! nodes race with one (the key's row is locked while it is judged).
+
+use super::Fail;
+use crate::store::{Approval, ApprovedCall, Refusal, StoreError};
+use postgres::{GenericClient, Transaction};
+use protocol::operation::Job;
+use protocol::receipt::Receipt;
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Internal(e.to_string()))
+}
+
+/// Persists a new job; with an `Idempotency-Key`, claimed in the same
+/// transaction for the operation (scope `_ops/<name>`, a name no entity has).
+pub fn create_job(tx: &mut Transaction<'_>, job: &Job, key: Option<&str>) -> Result<(), Fail> {
+    if let Some(key) = key {
+        let now = crate::datetime::parse(&job.created_at).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        super::records::claim_key(tx, &format!("_ops/{}", job.operation), key, &job.id, now)?;
+    }
+    put_job(tx, job)
+}
+
+pub fn put_job(db: &mut impl GenericClient, job: &Job) -> Result<(), Fail> {
+    db.execute(
+        "INSERT INTO _a2app_jobs (id, operation, state, job, created, updated) VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state, job = excluded.job, updated = excluded.updated",
+        &[&job.id, &job.operation, &job.state.as_str(), &json(job)?, &job.created_at, &job.updated_at],
+    )?;
+    Ok(())
+}
+
+pub fn job(db: &mut impl GenericClient, id: &str) -> Result<Option<Job>, Fail> {
+    let Some(row) = db.query_opt("SELECT job FROM _a2app_jobs WHERE id = $1", &[&id])? else { return Ok(None) };
+    let job =
+        serde_json::from_str(row.get::<_, &str>(0)).map_err(|e| StoreError::Internal(format!("job {id}: {e}")))?;
+    Ok(Some(job))
+}
+
+pub fn last_run(db: &mut impl GenericClient, operation: &str) -> Result<Option<String>, Fail> {
+    Ok(db.query_opt("SELECT last_run FROM _a2app_schedule WHERE operation = $1", &[&operation])?.map(|r| r.get(0)))
+}
+
+pub fn set_last_run(db: &mut impl GenericClient, operation: &str, at: &str) -> Result<(), Fail> {
+    db.execute(
+        "INSERT INTO _a2app_schedule (operation, last_run) VALUES ($1, $2) \
+         ON CONFLICT (operation) DO UPDATE SET last_run = excluded.last_run",
+        &[&operation, &at],
+    )?;
+    Ok(())
+}
+
+/// An audit entry that is not a record write (an operation run).
+pub fn audit(db: &mut impl GenericClient, receipt: &Receipt) -> Result<(), Fail> {
+    db.execute(
+        "INSERT INTO _a2app_audit (at, entity, record_id, action, agent, caller, receipt) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[&receipt.at, &receipt.entity, &receipt.id, &receipt.action, &receipt.agent, &receipt.caller, &json(receipt)?],
+    )?;
+    Ok(())
+}
+
+/// Stores a new approval key; expired keys go first, and past `max` pending
+/// keys, the ones expiring soonest.
+pub fn issue_approval(tx: &mut Transaction<'_>, approval: &Approval, now: &str, max: usize) -> Result<(), Fail> {
+    tx.execute("DELETE FROM _a2app_approvals WHERE expires <= $1", &[&now])?;
+    let pending: i64 = tx.query_one("SELECT COUNT(*) FROM _a2app_approvals", &[])?.get(0);
+    let excess = pending.saturating_add(1).saturating_sub(i64::try_from(max).unwrap_or(i64::MAX));
+    if excess > 0 {
+        tx.execute(
+            "DELETE FROM _a2app_approvals WHERE key IN (SELECT key FROM _a2app_approvals ORDER BY expires LIMIT $1)",
+            &[&excess],
+        )?;
+    }
+    tx.execute(
+        "INSERT INTO _a2app_approvals (key, approver, operation, params, expires, used) VALUES ($1, $2, $3, $4, $5, $6)",
+        &[
+            &approval.key,
+            &approval.call.approver,
+            &approval.call.operation,
+            &json(&approval.call.params)?,
+            &approval.expires,
+            &i32::from(approval.used),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Spends the key for this call if it admits it and is unexpired at `now`.
+pub fn spend_approval(
+    tx: &mut Transaction<'_>,
+    key: &str,
+    call: &ApprovedCall,
+    now: &str,
+) -> Result<Result<(), Refusal>, Fail> {
+    let found = tx.query_opt(
+        "SELECT approver, operation, params, expires, used FROM _a2app_approvals WHERE key = $1 AND expires > $2 FOR UPDATE",
+        &[&key, &now],
+    )?;
+    let Some(row) = found else { return Ok(Err(Refusal::UnknownOrExpired)) };
+    // Written by `issue_approval` from a JSON object; anything else admits nothing.
+    let params = serde_json::from_str(row.get::<_, &str>(2))
+        .map_err(|e| StoreError::Internal(format!("approval params: {e}")))?;
+    let stored = Approval {
+        key: key.to_owned(),
+        call: ApprovedCall { approver: row.get(0), operation: row.get(1), params },
+        expires: row.get(3),
+        used: row.get::<_, i32>(4) != 0,
+    };
+    if let Err(refusal) = stored.admits(call) {
+        return Ok(Err(refusal));
+    }
+    tx.execute("UPDATE _a2app_approvals SET used = 1 WHERE key = $1", &[&key])?;
+    Ok(Ok(()))
+}
