@@ -10,6 +10,7 @@ pub(crate) mod migration;
 pub mod postgres;
 mod sql;
 pub mod sqlite;
+mod surfaces;
 mod verify;
 
 use crate::filter::{Expr, SortKey};

@@ -23,11 +23,12 @@ mod migrate;
 mod operations;
 mod records;
 mod row;
+mod surfaces;
 
 use crate::store::sql::SqlCache;
 pub(crate) use crate::store::sql::quote;
 use crate::store::verify::entity;
-use crate::store::{AuditEntry, Credentials, Migration, Pending, Row, StoreError, Write, Written};
+use crate::store::{AuditEntry, Credentials, Migration, Pending, Rendered, Row, StoreError, Write, Written};
 use postgres::error::SqlState;
 use postgres::{NoTls, Transaction};
 use protocol::Violation;
@@ -296,6 +297,21 @@ impl PostgresStore {
         now: &str,
     ) -> Result<Result<(), crate::store::Refusal>, StoreError> {
         transaction(&self.pool, |tx| operations::spend_approval(tx, key, call, now))
+    }
+
+    /// Applies checked A2UI messages to the surfaces they name, all or nothing.
+    pub fn render_surfaces(&self, messages: &[a2app_a2ui::Message], now: &str) -> Result<Rendered, StoreError> {
+        transaction(&self.pool, |tx| surfaces::render(tx, messages, now))
+    }
+
+    /// One surface's state, if it exists.
+    pub fn surface(&self, id: &str) -> Result<Option<a2app_a2ui::Surface>, StoreError> {
+        surfaces::get(&mut *self.connection()?, id).map_err(Fail::into_store)
+    }
+
+    /// Every surface's id and when it last changed, newest first.
+    pub fn surfaces(&self) -> Result<Vec<(String, String)>, StoreError> {
+        surfaces::list(&mut *self.connection()?).map_err(Fail::into_store)
     }
 
     /// The current token key of a user.

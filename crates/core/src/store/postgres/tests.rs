@@ -597,3 +597,77 @@ fn an_approval_key_is_spent_once_for_its_call_even_by_two_nodes_at_once() {
     assert_eq!(a.spend_approval("k3", &call, now).expect("judged"), Ok(()));
     assert_eq!(a.spend_approval("k2", &call, now).expect("judged"), Ok(()));
 }
+
+fn messages(batch: serde_json::Value) -> Vec<a2app_a2ui::Message> {
+    a2app_a2ui::parse(&batch, &a2app_a2ui::Rules { actions: crate::surfaces::ACTIONS }).expect("a valid batch")
+}
+
+fn surface(id: &str, title: &str) -> serde_json::Value {
+    json!({"version": "v1.0", "createSurface": {
+    "surfaceId": id, "catalogId": "urn:a2app:a2ui:catalog:v1",
+    "dataModel": {"title": title},
+    "components": [
+        {"id": "root", "component": "Column", "children": ["title"]},
+        {"id": "title", "component": "TextField", "label": "Title", "value": {"path": "/title"}}
+    ]}})
+}
+
+fn model(id: &str, path: &str, value: serde_json::Value) -> serde_json::Value {
+    json!({"version": "v1.0", "updateDataModel": {"surfaceId": id, "path": path, "value": value}})
+}
+
+#[test]
+fn surfaces_are_kept_as_loro_snapshots_and_batches_from_two_nodes_lose_nothing() {
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let made = a.render_surfaces(&messages(json!([surface("form", "")])), "2026-09-21 14:00:00.000Z").expect("stored");
+    let made = made.expect("a valid batch");
+    assert_eq!(made.len(), 1);
+    assert_eq!(made[0].0, "form");
+    // Twenty batches at once from two nodes, each setting its own path: every one stays.
+    std::thread::scope(|s| {
+        for i in 0..20 {
+            let node = if i % 2 == 0 { &a } else { &b };
+            s.spawn(move || {
+                let batch = messages(json!([model("form", &format!("/n{i}"), json!(i))]));
+                node.render_surfaces(&batch, "2026-09-21 14:00:01.000Z").expect("stored").expect("valid");
+            });
+        }
+    });
+    let stored = b.surface("form").expect("read").expect("there");
+    assert_eq!(stored.data_model["title"], json!(""));
+    for i in 0..20 {
+        assert_eq!(stored.data_model[format!("n{i}")], json!(i), "{}", stored.data_model);
+    }
+    assert_eq!(stored.components.len(), 2);
+    assert_eq!(a.surfaces().expect("read"), [("form".to_owned(), "2026-09-21 14:00:01.000Z".to_owned())]);
+    // A batch naming an unknown surface is refused whole.
+    let refused = a
+        .render_surfaces(&messages(json!([model("form", "/title", json!("x")), model("nope", "/a", json!(1))])), "t")
+        .expect("judged");
+    let problems = refused.expect_err("refused");
+    assert_eq!(problems[0].code, ErrorCode::UnknownSurface);
+    assert_eq!(a.surface("form").expect("read").expect("there").data_model["title"], json!(""));
+    let gone = a
+        .render_surfaces(&messages(json!([{"version": "v1.0", "deleteSurface": {"surfaceId": "form"}}])), "t")
+        .expect("stored")
+        .expect("valid");
+    assert_eq!(gone, [("form".to_owned(), None)]);
+    assert_eq!(b.surface("form").expect("read"), None);
+    assert_eq!(b.surfaces().expect("read"), Vec::<(String, String)>::new());
+}
+
+#[test]
+fn an_app_keeps_at_most_two_hundred_surfaces() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let many: Vec<serde_json::Value> = (0..100).map(|i| surface(&format!("s{i}"), "")).collect();
+    store.render_surfaces(&messages(json!(many)), "t").expect("stored").expect("valid");
+    let more: Vec<serde_json::Value> = (100..200).map(|i| surface(&format!("s{i}"), "")).collect();
+    store.render_surfaces(&messages(json!(more)), "t").expect("stored").expect("valid");
+    let over = store.render_surfaces(&messages(json!([surface("s200", "")])), "t").expect("judged");
+    assert_eq!(over.expect_err("refused")[0].code, ErrorCode::OutOfRange);
+    assert_eq!(store.surfaces().expect("read").len(), 200);
+}
