@@ -8,6 +8,7 @@
 
 pub(crate) mod migration;
 pub mod postgres;
+mod requests;
 mod sql;
 pub mod sqlite;
 mod surfaces;

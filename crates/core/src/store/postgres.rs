@@ -22,6 +22,7 @@
 mod migrate;
 mod operations;
 mod records;
+mod requests;
 mod row;
 mod surfaces;
 
@@ -312,6 +313,43 @@ impl PostgresStore {
     /// Every surface's id and when it last changed, newest first.
     pub fn surfaces(&self) -> Result<Vec<(String, String)>, StoreError> {
         surfaces::list(&mut *self.connection()?).map_err(Fail::into_store)
+    }
+
+    /// Adds a request to the app-to-agent queue unless its asker has
+    /// `max_open` open; `audit` is written with it.
+    pub fn ask(
+        &self,
+        request: &protocol::request::AgentRequest,
+        max_open: u64,
+        keep: u64,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<bool, StoreError> {
+        transaction(&self.pool, |tx| requests::ask(tx, request, max_open, keep, audit))
+    }
+
+    /// One request, if it exists.
+    pub fn request(&self, id: &str) -> Result<Option<protocol::request::AgentRequest>, StoreError> {
+        requests::get(&mut *self.connection()?, id).map_err(Fail::into_store)
+    }
+
+    /// A page of requests and how many match the filter.
+    pub fn requests(
+        &self,
+        filter: &crate::store::RequestFilter,
+    ) -> Result<(Vec<protocol::request::AgentRequest>, u64), StoreError> {
+        requests::list(&mut *self.connection()?, filter).map_err(Fail::into_store)
+    }
+
+    /// Moves a request on (claim, answer, cancel), atomically against its
+    /// stored state on every node, with `audit` in the same transaction.
+    pub fn step_request(
+        &self,
+        id: &str,
+        step: &crate::store::RequestStep,
+        now: &str,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<Result<protocol::request::AgentRequest, crate::store::RequestConflict>, StoreError> {
+        transaction(&self.pool, |tx| requests::step(tx, id, step, now, audit))
     }
 
     /// The current token key of a user.

@@ -6,8 +6,8 @@
 //! app costs nothing a person would notice.
 
 use super::Fail;
-use crate::store::surfaces::{self, SurfaceRows};
 use crate::store::Rendered;
+use crate::store::surfaces::{self, SurfaceRows};
 use a2app_a2ui::{Message, Surface};
 use postgres::{GenericClient, Transaction};
 

@@ -671,3 +671,131 @@ fn an_app_keeps_at_most_two_hundred_surfaces() {
     assert_eq!(over.expect_err("refused")[0].code, ErrorCode::OutOfRange);
     assert_eq!(store.surfaces().expect("read").len(), 200);
 }
+
+fn receipt(action: &str, id: &str) -> protocol::receipt::Receipt {
+    serde_json::from_value(json!({
+        "text": action, "action": action, "entity": "_requests", "id": id, "fields": {},
+        "at": "2026-09-21 14:13:20.000Z", "caller": "agent"
+    }))
+    .expect("a receipt")
+}
+
+fn request(id: &str, capability: &str, by: &str, created: &str) -> protocol::request::AgentRequest {
+    protocol::request::AgentRequest {
+        id: id.into(),
+        capability: capability.into(),
+        params: json!({"q": id}).as_object().cloned().expect("an object"),
+        status: protocol::request::RequestStatus::Pending,
+        requested_by: by.into(),
+        created: created.into(),
+        updated: created.into(),
+        claimed_by: None,
+        lease_until: None,
+        result: None,
+        failure: None,
+    }
+}
+
+#[test]
+fn the_request_queue_bounds_askers_and_lists_claimable_requests_oldest_first() {
+    use crate::store::RequestFilter;
+    use protocol::request::RequestStatus;
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let asked = |r: &protocol::request::AgentRequest| store.ask(r, 2, 10, &receipt("ask", &r.id)).expect("judged");
+    assert!(asked(&request("r1", "summarize", "ann", "2026-09-21 10:00:00.000Z")));
+    assert!(asked(&request("r2", "translate", "ann", "2026-09-21 11:00:00.000Z")));
+    assert!(!asked(&request("r3", "summarize", "ann", "2026-09-21 12:00:00.000Z")), "ann has two open");
+    assert!(asked(&request("r4", "summarize", "bo", "2026-09-21 13:00:00.000Z")), "bo has none");
+    assert_eq!(store.request("r3").expect("read"), None);
+    assert_eq!(store.request("r1").expect("read"), Some(request("r1", "summarize", "ann", "2026-09-21 10:00:00.000Z")));
+    let ids = |f: RequestFilter| -> (Vec<String>, u64) {
+        let (items, total) = store.requests(&f).expect("listed");
+        (items.into_iter().map(|r| r.id).collect(), total)
+    };
+    assert_eq!(
+        ids(RequestFilter { limit: 10, ..Default::default() }),
+        (vec!["r4".into(), "r2".into(), "r1".into()], 3)
+    );
+    assert_eq!(ids(RequestFilter { limit: 1, offset: 1, ..Default::default() }), (vec!["r2".into()], 3));
+    let summaries = RequestFilter { capability: Some("summarize".into()), limit: 10, ..Default::default() };
+    assert_eq!(ids(summaries), (vec!["r4".into(), "r1".into()], 2));
+    let covered = RequestFilter { capabilities: Some(vec!["translate".into()]), limit: 10, ..Default::default() };
+    assert_eq!(ids(covered), (vec!["r2".into()], 1));
+    let annes = RequestFilter {
+        requested_by: Some("ann".into()),
+        status: Some(RequestStatus::Pending),
+        limit: 10,
+        ..Default::default()
+    };
+    assert_eq!(ids(annes), (vec!["r2".into(), "r1".into()], 2));
+    let claimable =
+        RequestFilter { claimable_at: Some("2026-09-21 14:00:00.000Z".into()), limit: 10, ..Default::default() };
+    assert_eq!(ids(claimable), (vec!["r1".into(), "r2".into(), "r4".into()], 3));
+    assert_eq!(store.receipts("", 10).expect("read").len(), 3, "each stored ask is audited");
+}
+
+#[test]
+fn two_agents_claiming_one_request_on_two_nodes_get_one_claim() {
+    use crate::store::{RequestConflict, RequestStep};
+    use protocol::request::RequestStatus;
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    assert!(
+        a.ask(&request("r1", "summarize", "ann", "2026-09-21 10:00:00.000Z"), 5, 10, &receipt("ask", "r1"))
+            .expect("asked")
+    );
+    let now = "2026-09-21 10:01:00.000Z";
+    let claim = |agent: usize| RequestStep::Claim {
+        key_hash: format!("hash-{agent}"),
+        agent: Some(format!("agent-{agent}")),
+        lease_until: "2026-09-21 10:06:00.000Z".into(),
+    };
+    let outcomes: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..6)
+            .map(|i| {
+                let (node, step) = (if i % 2 == 0 { &a } else { &b }, claim(i));
+                s.spawn(move || node.step_request("r1", &step, now, &receipt("claim", "r1")).expect("judged"))
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().expect("no panic")).collect()
+    });
+    let won: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
+    assert_eq!(won.len(), 1, "{outcomes:?}");
+    let holder = won[0].claimed_by.clone().expect("claimed by someone");
+    let hash = format!("hash-{}", holder.trim_start_matches("agent-"));
+    for o in &outcomes {
+        if let Err(conflict) = o {
+            assert_eq!(*conflict, RequestConflict::Claimed("2026-09-21 10:06:00.000Z".into()));
+        }
+    }
+    let wrong = RequestStep::Answer { key_hash: "hash-none".into(), outcome: Ok(Map::new()) };
+    assert_eq!(
+        b.step_request("r1", &wrong, now, &receipt("answer", "r1")).expect("judged"),
+        Err(RequestConflict::WrongKey)
+    );
+    let others = RequestStep::Cancel { by: Some("bo".into()) };
+    assert_eq!(
+        a.step_request("r1", &others, now, &receipt("cancel", "r1")).expect("judged"),
+        Err(RequestConflict::NotFound)
+    );
+    let answer = RequestStep::Answer {
+        key_hash: hash,
+        outcome: Ok(json!({"summary": "ok"}).as_object().cloned().expect("map")),
+    };
+    let done = b.step_request("r1", &answer, now, &receipt("answer", "r1")).expect("judged").expect("answered");
+    assert_eq!(done.status, RequestStatus::Done);
+    assert_eq!(done.result, json!({"summary": "ok"}).as_object().cloned());
+    assert_eq!(a.request("r1").expect("read"), Some(done));
+    let late = RequestStep::Cancel { by: None };
+    assert_eq!(
+        a.step_request("r1", &late, now, &receipt("cancel", "r1")).expect("judged"),
+        Err(RequestConflict::Closed(RequestStatus::Done))
+    );
+    assert_eq!(
+        a.step_request("nope", &late, now, &receipt("cancel", "nope")).expect("judged"),
+        Err(RequestConflict::NotFound)
+    );
+}

@@ -3,6 +3,7 @@
 //! step against it, so two agents claiming at once get one claim and one
 //! refusal, and an answer with a superseded claim key changes nothing.
 
+use crate::store::requests;
 use crate::store::{RequestConflict, RequestFilter, RequestStep, StoreError};
 use protocol::receipt::Receipt;
 use protocol::request::{AgentRequest, RequestStatus};
@@ -46,17 +47,15 @@ fn encode(map: &Map<String, Value>) -> Result<String, StoreError> {
 /// Adds a request unless `max_open` of its asker's are pending or claimed; past
 /// `keep` requests, the oldest closed ones go.
 pub fn ask(conn: &Connection, r: &AgentRequest, max_open: u64, keep: u64, audit: &Receipt) -> Result<bool, StoreError> {
-    // Per person who asked: one user's flood never blocks another's asking.
     let open: i64 = conn
         .prepare_cached(
             "SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed') AND requested_by = ?1",
         )?
         .query_row([&r.requested_by], |row| row.get(0))?;
-    // And ten times that in all, so no number of askers grows the table unbounded.
     let all: i64 = conn
         .prepare_cached("SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed')")?
         .query_row([], |row| row.get(0))?;
-    if open.max(0) as u64 >= max_open || all.max(0) as u64 >= max_open.saturating_mul(10) {
+    if !requests::room(open, all, max_open) {
         return Ok(false);
     }
     conn.prepare_cached(
@@ -126,50 +125,10 @@ pub fn step(
     audit: &Receipt,
 ) -> Result<Result<AgentRequest, RequestConflict>, StoreError> {
     let Some((mut r, claim_hash)) = load(conn, id)? else { return Ok(Err(RequestConflict::NotFound)) };
-    if r.status.is_closed() {
-        return Ok(Err(RequestConflict::Closed(r.status)));
-    }
-    let lease_live = r.status == RequestStatus::Claimed && r.lease_until.as_deref().is_some_and(|l| l > now);
-    let new_hash = match step {
-        RequestStep::Claim { key_hash, agent, lease_until } => {
-            if lease_live {
-                return Ok(Err(RequestConflict::Claimed(r.lease_until.clone().unwrap_or_default())));
-            }
-            r.status = RequestStatus::Claimed;
-            r.claimed_by = agent.clone();
-            r.lease_until = Some(lease_until.clone());
-            Some(key_hash.clone())
-        }
-        RequestStep::Answer { key_hash, outcome } => {
-            // The key of the current claim, even past its lease as long as
-            // nobody claimed it since: the work is done, and only its claimer
-            // did it.
-            if r.status != RequestStatus::Claimed || claim_hash.as_deref() != Some(key_hash.as_str()) {
-                return Ok(Err(RequestConflict::WrongKey));
-            }
-            match outcome {
-                Ok(result) => {
-                    r.status = RequestStatus::Done;
-                    r.result = Some(result.clone());
-                }
-                Err(why) => {
-                    r.status = RequestStatus::Failed;
-                    r.failure = Some(why.clone());
-                }
-            }
-            r.lease_until = None;
-            None
-        }
-        RequestStep::Cancel { by } => {
-            if by.as_deref().is_some_and(|b| b != r.requested_by) {
-                return Ok(Err(RequestConflict::NotFound));
-            }
-            r.status = RequestStatus::Cancelled;
-            r.lease_until = None;
-            None
-        }
+    let new_hash = match requests::next(&mut r, claim_hash.as_deref(), step, now) {
+        Ok(hash) => hash,
+        Err(conflict) => return Ok(Err(conflict)),
     };
-    r.updated = now.to_owned();
     let result = r.result.as_ref().map(encode).transpose()?;
     conn.prepare_cached(
         "UPDATE _a2app_requests SET status = ?2, updated = ?3, claimed_by = ?4, lease_until = ?5, result = ?6,
