@@ -6,6 +6,7 @@
 //! when they are cheap (`Store::inline`) and on the blocking pool otherwise.
 //! Writes are queued (`Store::write`) and answered on a channel.
 
+mod grants;
 pub(crate) mod migration;
 pub mod postgres;
 mod requests;

@@ -19,7 +19,9 @@
 //! allowed (a blocking-pool thread, a writer thread, a test), never on an
 //! async worker.
 
+mod grants;
 mod migrate;
+mod oauth;
 mod operations;
 mod records;
 mod requests;
@@ -29,7 +31,10 @@ mod surfaces;
 use crate::store::sql::SqlCache;
 pub(crate) use crate::store::sql::quote;
 use crate::store::verify::entity;
-use crate::store::{AuditEntry, Credentials, Migration, Pending, Rendered, Row, StoreError, Write, Written};
+use crate::store::{
+    AuditEntry, AuthRequest, CodeUse, Credentials, GrantConflict, GrantLimits, GrantRoom, GrantStep, IssuedToken,
+    Migration, OAuthClient, OAuthTokens, Pending, Rendered, Row, StoreError, TokenGrant, Write, Written,
+};
 use postgres::error::SqlState;
 use postgres::{NoTls, Transaction};
 use protocol::Violation;
@@ -350,6 +355,97 @@ impl PostgresStore {
         audit: &protocol::receipt::Receipt,
     ) -> Result<Result<protocol::request::AgentRequest, crate::store::RequestConflict>, StoreError> {
         transaction(&self.pool, |tx| requests::step(tx, id, step, now, audit))
+    }
+
+    /// Adds a pending grant (with its audit entry) unless the bounds are met.
+    pub fn ask_grant(
+        &self,
+        grant: &protocol::grant::Grant,
+        limits: GrantLimits,
+        audit: &protocol::receipt::Receipt,
+        request: Option<&AuthRequest>,
+    ) -> Result<GrantRoom, StoreError> {
+        transaction(&self.pool, |tx| grants::ask(tx, grant, limits, audit, request))
+    }
+
+    pub fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError> {
+        grants::get(&mut *self.connection()?, id).map_err(Fail::into_store)
+    }
+
+    /// Newest first: all grants, or those acting for `acts_for`.
+    pub fn grants(&self, acts_for: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError> {
+        grants::list(&mut *self.connection()?, acts_for, limit).map_err(Fail::into_store)
+    }
+
+    /// Approves, denies or revokes a grant if its stored state allows it.
+    pub fn step_grant(
+        &self,
+        id: &str,
+        step: &GrantStep,
+        now: &str,
+        audit: &protocol::receipt::Receipt,
+    ) -> Result<Result<protocol::grant::Grant, GrantConflict>, StoreError> {
+        transaction(&self.pool, |tx| grants::step(tx, id, step, now, audit))
+    }
+
+    /// Spends a signed nonce and stores a token's hash for an active grant.
+    pub fn issue_grant_token(
+        &self,
+        token: &IssuedToken,
+        now: &str,
+        max_tokens: u64,
+    ) -> Result<Result<(), GrantConflict>, StoreError> {
+        transaction(&self.pool, |tx| grants::issue(tx, token, now, max_tokens))
+    }
+
+    /// The active grant a live token (by its hash) belongs to.
+    pub fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<TokenGrant>, StoreError> {
+        grants::by_token(&mut *self.connection()?, hash, now).map_err(Fail::into_store)
+    }
+
+    /// Registers an OAuth client, or stores it again with a new `used`.
+    pub fn register_client(&self, client: &OAuthClient, max: u64) -> Result<(), StoreError> {
+        transaction(&self.pool, |tx| oauth::register(tx, client, max))
+    }
+
+    pub fn oauth_client(&self, id: &str) -> Result<Option<OAuthClient>, StoreError> {
+        oauth::client(&mut *self.connection()?, id).map_err(Fail::into_store)
+    }
+
+    /// The authorization request behind an OAuth grant.
+    pub fn auth_request(&self, grant_id: &str) -> Result<Option<AuthRequest>, StoreError> {
+        oauth::request(&mut *self.connection()?, grant_id).map_err(Fail::into_store)
+    }
+
+    /// Gives an approved OAuth grant its authorization code (by hash).
+    pub fn set_auth_code(&self, grant_id: &str, code_hash: &str, expires: &str) -> Result<(), StoreError> {
+        oauth::set_code(&mut *self.connection()?, grant_id, code_hash, expires).map_err(Fail::into_store)
+    }
+
+    /// Spends an authorization code, once across every node.
+    pub fn take_auth_code(&self, code_hash: &str, now: &str) -> Result<CodeUse, StoreError> {
+        transaction(&self.pool, |tx| oauth::take_code(tx, code_hash, now))
+    }
+
+    /// Stores an OAuth grant's access and refresh tokens (see `Store::issue_oauth_tokens`).
+    pub fn issue_oauth_tokens(
+        &self,
+        tokens: &OAuthTokens,
+        spent: Option<&str>,
+        now: &str,
+        max_tokens: u64,
+    ) -> Result<Result<(), GrantConflict>, StoreError> {
+        transaction(&self.pool, |tx| oauth::issue(tx, tokens, spent, now, max_tokens))
+    }
+
+    /// The grant and audience a live refresh token belongs to.
+    pub fn refresh_grant(&self, hash: &str, now: &str) -> Result<Option<(String, String)>, StoreError> {
+        oauth::refresh_grant(&mut *self.connection()?, hash, now).map_err(Fail::into_store)
+    }
+
+    /// The grant an access or refresh token was issued for, expired or not.
+    pub fn token_grant(&self, hash: &str) -> Result<Option<String>, StoreError> {
+        oauth::token_grant(&mut *self.connection()?, hash).map_err(Fail::into_store)
     }
 
     /// The current token key of a user.

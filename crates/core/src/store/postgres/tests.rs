@@ -799,3 +799,163 @@ fn two_agents_claiming_one_request_on_two_nodes_get_one_claim() {
         Err(RequestConflict::NotFound)
     );
 }
+
+fn grant(id: &str, fingerprint: &str, client: Option<&str>) -> protocol::grant::Grant {
+    protocol::grant::Grant {
+        id: id.into(),
+        agent: "helper".into(),
+        public_key: "pk".into(),
+        fingerprint: fingerprint.into(),
+        scopes: vec!["read:cards".into(), "write:cards".into()],
+        status: protocol::grant::GrantStatus::Pending,
+        acts_for: String::new(),
+        created: "2026-09-21 10:00:00.000Z".into(),
+        updated: "2026-09-21 10:00:00.000Z".into(),
+        expires: "2026-09-21 11:00:00.000Z".into(),
+        client: client.map(|c| protocol::grant::GrantClient {
+            id: c.into(),
+            name: "A client".into(),
+            redirect_uri: "http://127.0.0.1:9/cb".into(),
+        }),
+    }
+}
+
+const LIMITS: crate::store::GrantLimits = crate::store::GrantLimits { pending: 3, pending_per_key: 2, keep: 10 };
+
+#[test]
+fn grants_are_asked_within_bounds_decided_once_and_revoking_ends_their_tokens() {
+    use crate::store::{GrantConflict, GrantRoom, GrantStep, IssuedToken};
+    use protocol::grant::GrantStatus;
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let ask = |node: &PostgresStore, g: &protocol::grant::Grant| {
+        node.ask_grant(g, LIMITS, &receipt("ask", &g.id), None).expect("judged")
+    };
+    assert_eq!(ask(&a, &grant("g1", "fp-1", None)), GrantRoom::Asked);
+    assert_eq!(ask(&b, &grant("g2", "fp-1", None)), GrantRoom::Asked);
+    assert_eq!(ask(&a, &grant("g3", "fp-1", None)), GrantRoom::KeyFull);
+    assert_eq!(ask(&b, &grant("g4", "fp-2", None)), GrantRoom::Asked);
+    assert_eq!(ask(&a, &grant("g5", "fp-3", None)), GrantRoom::Full);
+    assert_eq!(b.grant("g1").expect("read"), Some(grant("g1", "fp-1", None)));
+    let now = "2026-09-21 10:05:00.000Z";
+    let approve = GrantStep::Approve { acts_for: "ann".into(), scopes: vec!["read:cards".into()] };
+    // Two nodes decide at once: one approval, one conflict naming the decision.
+    let decided: Vec<_> = std::thread::scope(|s| {
+        let one = s.spawn(|| a.step_grant("g1", &approve, now, &receipt("approve", "g1")).expect("judged"));
+        let two = s.spawn(|| b.step_grant("g1", &GrantStep::Deny, now, &receipt("deny", "g1")).expect("judged"));
+        vec![one.join().expect("no panic"), two.join().expect("no panic")]
+    });
+    assert_eq!(decided.iter().filter(|d| d.is_ok()).count(), 1, "{decided:?}");
+    let status = b.grant("g1").expect("read").expect("there").status;
+    let expected = if status == GrantStatus::Active { GrantStatus::Active } else { GrantStatus::Denied };
+    assert!(decided.contains(&Err(GrantConflict::Decided(expected))), "{decided:?}");
+    // Make sure g2 is active whatever happened to g1.
+    b.step_grant("g2", &approve, now, &receipt("approve", "g2")).expect("judged").expect("approved");
+    let token = |n: &str| IssuedToken {
+        grant_id: "g2".into(),
+        hash: format!("hash-{n}"),
+        expires: "2026-09-21 11:05:00.000Z".into(),
+        nonce: format!("nonce-{n}"),
+        nonce_expires: "2026-09-21 10:10:00.000Z".into(),
+    };
+    assert_eq!(a.issue_grant_token(&token("1"), now, 5).expect("judged"), Ok(()));
+    let mut replay = token("2");
+    replay.nonce = "nonce-1".into();
+    assert_eq!(b.issue_grant_token(&replay, now, 5).expect("judged"), Err(GrantConflict::Replayed));
+    let found = b.grant_by_token("hash-1", now).expect("read").expect("a live token");
+    assert_eq!((found.grant.id.as_str(), found.grant.acts_for.as_str(), found.audience), ("g2", "ann", None));
+    assert_eq!(found.grant.scopes, ["read:cards"]);
+    assert_eq!(b.grant_by_token("hash-1", "2026-09-21 11:05:00.000Z").expect("read"), None, "expired");
+    let someone_else = GrantStep::Revoke { acts_for: Some("bo".into()) };
+    assert_eq!(
+        a.step_grant("g2", &someone_else, now, &receipt("revoke", "g2")).expect("judged"),
+        Err(GrantConflict::NotFound)
+    );
+    let revoked =
+        a.step_grant("g2", &GrantStep::Revoke { acts_for: Some("ann".into()) }, now, &receipt("revoke", "g2"));
+    assert_eq!(revoked.expect("judged").expect("revoked").status, GrantStatus::Revoked);
+    assert_eq!(b.grant_by_token("hash-1", now).expect("read"), None, "its token ended with it");
+    assert_eq!(b.token_grant("hash-1").expect("read"), None);
+    assert_eq!(
+        a.issue_grant_token(&token("3"), now, 5).expect("judged"),
+        Err(GrantConflict::Decided(GrantStatus::Revoked))
+    );
+    // Unanswered past its expiry, a pending grant expires.
+    let late = "2026-09-21 12:00:00.000Z";
+    let expired = a.step_grant("g4", &approve, late, &receipt("approve", "g4")).expect("judged");
+    assert_eq!(expired, Err(GrantConflict::Decided(GrantStatus::Expired)));
+    let listed: Vec<String> = a.grants(None, 10).expect("read").into_iter().map(|g| g.id).collect();
+    assert_eq!(listed, ["g4", "g2", "g1"]);
+    assert_eq!(a.grants(Some("ann"), 10).expect("read").iter().filter(|g| g.id == "g2").count(), 1);
+}
+
+#[test]
+fn an_oauth_code_is_spent_once_and_a_refresh_token_presented_twice_ends_its_grant() {
+    use crate::store::{AuthRequest, CodeUse, GrantConflict, GrantRoom, GrantStep, OAuthClient, OAuthTokens};
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let client = OAuthClient {
+        id: "client-1".into(),
+        name: "A client".into(),
+        redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+        used: "2026-09-21 09:00:00.000Z".into(),
+    };
+    a.register_client(&client, 10).expect("registered");
+    assert_eq!(b.oauth_client("client-1").expect("read"), Some(client.clone()));
+    let request = AuthRequest {
+        grant_id: "g1".into(),
+        client_id: "client-1".into(),
+        redirect_uri: "http://127.0.0.1:9/cb".into(),
+        challenge: "challenge".into(),
+        state: Some("xyz".into()),
+        audience: "http://127.0.0.1:8090/mcp".into(),
+    };
+    let g = grant("g1", "client-1", Some("client-1"));
+    assert_eq!(a.ask_grant(&g, LIMITS, &receipt("ask", "g1"), Some(&request)).expect("judged"), GrantRoom::Asked);
+    assert_eq!(b.auth_request("g1").expect("read"), Some(request.clone()));
+    assert_eq!(b.grant("g1").expect("read").expect("there").client, g.client);
+    let now = "2026-09-21 10:05:00.000Z";
+    let approve = GrantStep::Approve { acts_for: "ann".into(), scopes: vec!["read:cards".into()] };
+    a.step_grant("g1", &approve, now, &receipt("approve", "g1")).expect("judged").expect("approved");
+    a.set_auth_code("g1", "code-hash", "2026-09-21 10:06:00.000Z").expect("stored");
+    // Four trades of one code at once on two nodes: one gets the request.
+    let uses: Vec<CodeUse> = std::thread::scope(|s| {
+        let runs: Vec<_> = [&a, &b, &a, &b]
+            .into_iter()
+            .map(|n| s.spawn(|| n.take_auth_code("code-hash", now).expect("judged")))
+            .collect();
+        runs.into_iter().map(|r| r.join().expect("no panic")).collect()
+    });
+    assert_eq!(uses.iter().filter(|u| **u == CodeUse::Live(request.clone())).count(), 1, "{uses:?}");
+    assert_eq!(uses.iter().filter(|u| **u == CodeUse::Replayed("g1".into())).count(), 3, "{uses:?}");
+    assert_eq!(a.take_auth_code("code-hash", "2026-09-21 10:06:00.000Z").expect("judged"), CodeUse::Unknown);
+    assert_eq!(a.take_auth_code("other", now).expect("judged"), CodeUse::Unknown);
+    let tokens = |n: &str| OAuthTokens {
+        grant_id: "g1".into(),
+        audience: "http://127.0.0.1:8090/mcp".into(),
+        access_hash: format!("access-{n}"),
+        access_expires: "2026-09-21 11:05:00.000Z".into(),
+        refresh_hash: format!("refresh-{n}"),
+        refresh_expires: "2026-10-21 10:05:00.000Z".into(),
+    };
+    assert_eq!(a.issue_oauth_tokens(&tokens("1"), None, now, 5).expect("judged"), Ok(()));
+    let live = b.grant_by_token("access-1", now).expect("read").expect("live");
+    assert_eq!(live.audience.as_deref(), Some("http://127.0.0.1:8090/mcp"));
+    assert_eq!(
+        b.refresh_grant("refresh-1", now).expect("read"),
+        Some(("g1".to_owned(), "http://127.0.0.1:8090/mcp".to_owned()))
+    );
+    assert_eq!(b.issue_oauth_tokens(&tokens("2"), Some("refresh-1"), now, 5).expect("judged"), Ok(()));
+    assert_eq!(a.token_grant("refresh-1").expect("read").as_deref(), Some("g1"), "a used one is still known");
+    assert_eq!(a.issue_oauth_tokens(&tokens("3"), Some("nope"), now, 5).expect("judged"), Err(GrantConflict::NotFound));
+    // The rotated-out refresh token again: a sign it was stolen; every token ends.
+    assert_eq!(
+        a.issue_oauth_tokens(&tokens("4"), Some("refresh-1"), now, 5).expect("judged"),
+        Err(GrantConflict::Replayed)
+    );
+    assert_eq!(b.grant_by_token("access-2", now).expect("read"), None);
+    assert_eq!(b.refresh_grant("refresh-2", now).expect("read"), None);
+    assert_eq!(b.token_grant("access-2").expect("read"), None);
+}

@@ -5,6 +5,7 @@
 //! token is being issued either issues before the revocation (and the token
 //! is deleted with it) or not at all.
 
+use crate::store::grants;
 use crate::store::{
     AuthRequest, GrantConflict, GrantLimits, GrantRoom, GrantStep, IssuedToken, StoreError, TokenGrant,
 };
@@ -135,33 +136,11 @@ pub fn step(
 ) -> Result<Result<Grant, GrantConflict>, StoreError> {
     expire(conn, now)?;
     let Some(mut g) = get(conn, id)? else { return Ok(Err(GrantConflict::NotFound)) };
-    match step {
-        GrantStep::Approve { acts_for, scopes } => {
-            if g.status != GrantStatus::Pending {
-                return Ok(Err(GrantConflict::Decided(g.status)));
-            }
-            g.status = GrantStatus::Active;
-            g.acts_for = acts_for.clone();
-            g.scopes = scopes.clone();
-        }
-        GrantStep::Deny => {
-            if g.status != GrantStatus::Pending {
-                return Ok(Err(GrantConflict::Decided(g.status)));
-            }
-            g.status = GrantStatus::Denied;
-        }
-        GrantStep::Revoke { acts_for } => {
-            if acts_for.as_deref().is_some_and(|who| who != g.acts_for) {
-                return Ok(Err(GrantConflict::NotFound));
-            }
-            if !matches!(g.status, GrantStatus::Active | GrantStatus::Pending) {
-                return Ok(Err(GrantConflict::Decided(g.status)));
-            }
-            g.status = GrantStatus::Revoked;
-            end_tokens(conn, id)?;
-        }
+    match grants::next(&mut g, step, now) {
+        Ok(true) => end_tokens(conn, id)?,
+        Ok(false) => {}
+        Err(conflict) => return Ok(Err(conflict)),
     }
-    g.updated = now.to_owned();
     let scopes = serde_json::to_string(&g.scopes).map_err(|e| StoreError::Internal(e.to_string()))?;
     conn.prepare_cached(
         "UPDATE _a2app_grants SET status = ?2, acts_for = ?3, scopes = ?4, updated = ?5 WHERE id = ?1",
