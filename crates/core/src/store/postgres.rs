@@ -19,6 +19,7 @@
 //! allowed (a blocking-pool thread, a writer thread, a test), never on an
 //! async worker.
 
+mod changes;
 mod grants;
 mod migrate;
 mod oauth;
@@ -106,7 +107,10 @@ impl From<postgres::Error> for StoreError {
 /// A queued write, run by one of the writer threads.
 type Job = Box<dyn FnOnce(&Pool) + Send>;
 
+pub use changes::{Listener, StoredChange};
+
 pub struct PostgresStore {
+    config: postgres::Config,
     pool: Pool,
     /// The writer threads' queue; they stop when the store is dropped.
     jobs: Mutex<mpsc::Sender<Job>>,
@@ -121,7 +125,7 @@ impl PostgresStore {
             .max_size(POOL_SIZE)
             .min_idle(Some(2))
             .connection_timeout(std::time::Duration::from_secs(10))
-            .build(PostgresConnectionManager::new(config, NoTls))
+            .build(PostgresConnectionManager::new(config.clone(), NoTls))
             .map_err(|e| StoreError::Internal(format!("cannot connect to PostgreSQL: {e}")))?;
         let (jobs, queue) = mpsc::channel::<Job>();
         let queue = Arc::new(Mutex::new(queue));
@@ -138,11 +142,17 @@ impl PostgresStore {
                 })
                 .map_err(|e| StoreError::Internal(format!("cannot start a writer thread: {e}")))?;
         }
-        Ok(PostgresStore { pool, jobs: Mutex::new(jobs), sql: Arc::new(SqlCache::new("$1")) })
+        Ok(PostgresStore { config, pool, jobs: Mutex::new(jobs), sql: Arc::new(SqlCache::new("$1")) })
     }
 
     fn connection(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StoreError> {
         self.pool.get().map_err(|e| StoreError::Internal(format!("no PostgreSQL connection: {e}")))
+    }
+
+    /// Hands every record change committed from now on, by any node, to
+    /// `deliver`, in commit order (see `changes`), until the listener is dropped.
+    pub fn listen(&self, deliver: impl Fn(StoredChange) + Send + 'static) -> Result<Listener, StoreError> {
+        changes::listen(self.config.clone(), deliver)
     }
 
     /// Brings the database to `schema` (see `migrate`).

@@ -66,6 +66,10 @@ const INTERNAL_TABLES: &str = "
         hash text PRIMARY KEY, grant_id text NOT NULL, audience text NOT NULL, created text NOT NULL,
         expires text NOT NULL, used integer NOT NULL DEFAULT 0);
     CREATE INDEX IF NOT EXISTS _a2app_refresh_tokens_grant ON _a2app_refresh_tokens (grant_id);
+    CREATE TABLE IF NOT EXISTS _a2app_changes (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at text NOT NULL, entity text NOT NULL,
+        action text NOT NULL, record text NOT NULL);
+    CREATE INDEX IF NOT EXISTS _a2app_changes_at ON _a2app_changes (at);
     CREATE TABLE IF NOT EXISTS _a2app_approvals (
         key text PRIMARY KEY, approver text NOT NULL, operation text NOT NULL, params text NOT NULL,
         expires text NOT NULL, used integer NOT NULL DEFAULT 0);

@@ -41,6 +41,7 @@ pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write:
         tx.execute("DELETE FROM _a2app_auth WHERE user_id = $1", &[id])?;
     }
     let receipt = audit(tx, cache, schema, write, &row, action)?;
+    super::changes::record(tx, write.now, action, &write.entity, &row)?;
     Ok(Written { row, receipt })
 }
 

@@ -959,3 +959,85 @@ fn an_oauth_code_is_spent_once_and_a_refresh_token_presented_twice_ends_its_gran
     assert_eq!(b.refresh_grant("refresh-2", now).expect("read"), None);
     assert_eq!(b.token_grant("access-2").expect("read"), None);
 }
+
+/// Collects what a listener delivers.
+fn listening(store: &PostgresStore) -> (Listener, std::sync::mpsc::Receiver<StoredChange>) {
+    let (sent, heard) = std::sync::mpsc::channel();
+    let listener = store
+        .listen(move |change| {
+            let _ = sent.send(change);
+        })
+        .expect("listening");
+    (listener, heard)
+}
+
+fn next_change(heard: &std::sync::mpsc::Receiver<StoredChange>) -> StoredChange {
+    heard.recv_timeout(std::time::Duration::from_secs(10)).expect("a change within 10 s")
+}
+
+#[test]
+fn every_node_hears_each_committed_change_in_commit_order_and_no_refused_one() {
+    use crate::realtime::Action;
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let (_listener, heard) = listening(&b);
+    list(&a, &schema, "l1", "Todo");
+    let refused = run(&a, &schema, create("lists", "l1", json!({"name": "Again"})));
+    assert!(matches!(refused, Err(StoreError::DuplicateId)));
+    let big = "x".repeat(20_000);
+    run(&a, &schema, create("cards", "c1", json!({"title": "Big", "list": "l1", "extra": {"blob": big}})))
+        .expect("stored");
+    run(&a, &schema, write("lists", WriteKind::Update { id: "l1".into(), if_match: None }, json!({"name": "Doing"})))
+        .expect("updated");
+    run(&a, &schema, write("lists", WriteKind::Delete { id: "l1".into() }, json!({}))).expect("deleted");
+    let got: Vec<StoredChange> = (0..4).map(|_| next_change(&heard)).collect();
+    let summary: Vec<(Action, &str, &str)> =
+        got.iter().map(|c| (c.action, c.entity.as_str(), c.record["id"].as_str().unwrap_or_default())).collect();
+    assert_eq!(
+        summary,
+        [
+            (Action::Create, "lists", "l1"),
+            (Action::Create, "cards", "c1"),
+            (Action::Update, "lists", "l1"),
+            (Action::Delete, "lists", "l1")
+        ]
+    );
+    assert_eq!(got[0].record["name"], json!("Todo"));
+    assert_eq!(got[1].record["extra"]["blob"].as_str().map(str::len), Some(20_000), "past NOTIFY's 8000 bytes");
+    assert_eq!(got[2].record["name"], json!("Doing"));
+    assert_eq!(got[3].record["name"], json!("Doing"), "a delete carries the record as it was");
+    assert!(got.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert!(heard.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "the refused write was not heard");
+}
+
+#[test]
+fn a_listener_that_lost_its_connection_catches_up_on_what_it_missed() {
+    let db = Database::new();
+    let schema = board();
+    let writer = ready(&db, &schema);
+    let mut config = db.config.clone();
+    let name = format!("listener-{}", db.name);
+    config.application_name(&name);
+    let node = PostgresStore::open(config).expect("a node");
+    let (_listener, heard) = listening(&node);
+    list(&writer, &schema, "l1", "Before");
+    assert_eq!(next_change(&heard).record["id"], json!("l1"));
+    // The server ends the listener's connection; writes go on meanwhile.
+    let ended: i64 = db
+        .client()
+        .query_one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+            &[&format!("{name} change listener")],
+        )
+        .expect("terminated")
+        .get(0);
+    assert_eq!(ended, 1);
+    list(&writer, &schema, "l2", "While away");
+    list(&writer, &schema, "l3", "While away too");
+    let caught: Vec<serde_json::Value> = (0..2).map(|_| next_change(&heard).record["id"].clone()).collect();
+    assert_eq!(caught, [json!("l2"), json!("l3")]);
+    list(&writer, &schema, "l4", "After");
+    assert_eq!(next_change(&heard).record["id"], json!("l4"));
+    assert!(heard.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "nothing twice");
+}

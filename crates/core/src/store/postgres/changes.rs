@@ -1,0 +1,214 @@
+//! The change feed across nodes (DESIGN section 8: realtime fan-out through
+//! LISTEN/NOTIFY). Every committed record write is seen by every node's
+//! listener, its own included, in commit order.
+//!
+//! A write stores its change (the record as stored, the deleted one for a
+//! delete) in `_a2app_changes` and calls `pg_notify` with the change's
+//! number, both in its own transaction: PostgreSQL delivers a notification
+//! only when its transaction commits, and delivers them in commit order. The
+//! record travels in the table, not in the notification, whose payload
+//! PostgreSQL caps at 8000 bytes. A listener that lost its connection
+//! listens again and then reads the changes stored since the last one it
+//! saw, skipping those it already delivered (in number order: two writes
+//! committing together may then come in the order they began). Changes are
+//! kept ten minutes, as long as a listener may take to come back.
+
+use super::Fail;
+use crate::realtime::Action;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::{NoTls, Transaction};
+use serde_json::{Map, Value};
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The channel every node listens on.
+pub(super) const CHANNEL: &str = "a2app_changes";
+/// How long a change is kept for listeners catching up.
+const KEEP: jiff::SignedDuration = jiff::SignedDuration::from_mins(10);
+/// How many delivered changes a listener remembers, so a catch-up never
+/// delivers one twice.
+const REMEMBERED: usize = 4096;
+/// How often a listener looks up from waiting, to see whether it should stop.
+const TICK: Duration = Duration::from_millis(200);
+
+/// One committed change, as every node's listener receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredChange {
+    /// Its number, in the order the writes stored their changes.
+    pub seq: i64,
+    pub action: Action,
+    pub entity: String,
+    pub record: Map<String, Value>,
+}
+
+/// The minute (of the app's clock) old changes were last purged.
+static LAST_PURGE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(i64::MIN);
+
+/// Stores a write's change and announces it, in the write's transaction.
+pub(super) fn record(
+    tx: &mut Transaction<'_>,
+    now: jiff::Timestamp,
+    action: &str,
+    entity: &str,
+    row: &Map<String, Value>,
+) -> Result<(), Fail> {
+    let minute = now.as_second() / 60;
+    if LAST_PURGE.swap(minute, Ordering::Relaxed) != minute {
+        let cutoff = crate::datetime::format(now.checked_sub(KEEP).unwrap_or(now));
+        tx.execute("DELETE FROM _a2app_changes WHERE at < $1", &[&cutoff])?;
+    }
+    let record = serde_json::to_string(row).map_err(|e| crate::store::StoreError::Internal(e.to_string()))?;
+    let seq: i64 = tx
+        .query_one(
+            "INSERT INTO _a2app_changes (at, entity, action, record) VALUES ($1, $2, $3, $4) RETURNING seq",
+            &[&crate::datetime::format(now), &entity, &action, &record],
+        )?
+        .get(0);
+    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &seq.to_string()])?;
+    Ok(())
+}
+
+fn read(row: &postgres::Row) -> Option<StoredChange> {
+    let action = match row.get::<_, &str>(2) {
+        "create" => Action::Create,
+        "update" => Action::Update,
+        "delete" => Action::Delete,
+        _ => return None,
+    };
+    let record = serde_json::from_str(row.get::<_, &str>(3)).ok()?;
+    Some(StoredChange { seq: row.get(0), entity: row.get(1), action, record })
+}
+
+/// A running listener; dropping it stops it within a moment.
+pub struct Listener {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts a thread that hands every committed change, on any node, to
+/// `deliver`, from its own connection (LISTEN holds one for as long as it
+/// runs). It returns once the thread listens, so no change committed after
+/// it returned is missed.
+pub(super) fn listen(
+    config: postgres::Config,
+    deliver: impl Fn(StoredChange) + Send + 'static,
+) -> Result<Listener, crate::store::StoreError> {
+    // Named, so an operator tells it apart in `pg_stat_activity`.
+    let mut config = config;
+    let name = format!("{} change listener", config.get_application_name().unwrap_or("a2app"));
+    config.application_name(&name);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready, started) = std::sync::mpsc::channel();
+    let flag = Arc::clone(&stop);
+    std::thread::Builder::new()
+        .name("a2app-pg-listener".into())
+        .spawn(move || {
+            let mut seen = Seen::default();
+            let mut ready = Some(ready);
+            while !flag.load(Ordering::Relaxed) {
+                if let Err(e) = session(&config, &flag, &mut seen, &deliver, &mut ready) {
+                    tracing::warn!("the PostgreSQL change listener lost its connection, listening again: {e}");
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+        })
+        .map_err(|e| crate::store::StoreError::Internal(format!("cannot start the change listener: {e}")))?;
+    match started.recv_timeout(Duration::from_secs(10)) {
+        Ok(()) => Ok(Listener { stop }),
+        Err(_) => Err(crate::store::StoreError::Internal("the change listener could not connect".into())),
+    }
+}
+
+/// The changes a listener delivered lately, to skip on a catch-up.
+#[derive(Default)]
+struct Seen {
+    set: BTreeSet<i64>,
+    order: VecDeque<i64>,
+}
+
+impl Seen {
+    /// True the first time a change is offered.
+    fn first(&mut self, seq: i64) -> bool {
+        if !self.set.insert(seq) {
+            return false;
+        }
+        self.order.push_back(seq);
+        if self.order.len() > REMEMBERED
+            && let Some(old) = self.order.pop_front()
+        {
+            self.set.remove(&old);
+        }
+        true
+    }
+
+    fn last(&self) -> Option<i64> {
+        self.order.back().copied()
+    }
+}
+
+/// One connection's life: LISTEN, catch up, then deliver as notified.
+fn session(
+    config: &postgres::Config,
+    stop: &AtomicBool,
+    seen: &mut Seen,
+    deliver: &impl Fn(StoredChange),
+    ready: &mut Option<std::sync::mpsc::Sender<()>>,
+) -> Result<(), postgres::Error> {
+    let mut client = config.connect(NoTls)?;
+    client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+    if let Some(tell) = ready.take() {
+        let _ = tell.send(());
+    }
+    if let Some(last) = seen.last() {
+        let missed = client.query(
+            "SELECT seq, entity, action, record FROM _a2app_changes WHERE seq > $1::bigint - $2::bigint ORDER BY seq",
+            &[&last, &(REMEMBERED as i64)],
+        )?;
+        for change in missed.iter().filter_map(read) {
+            if seen.first(change.seq) {
+                deliver(change);
+            }
+        }
+    }
+    while !stop.load(Ordering::Relaxed) {
+        let mut numbers = Vec::new();
+        let waited = std::time::Instant::now();
+        {
+            let mut notifications = client.notifications();
+            let mut waiting = notifications.timeout_iter(TICK);
+            while let Some(n) = waiting.next()? {
+                numbers.extend(n.payload().parse::<i64>().ok());
+                if numbers.len() >= 256 {
+                    break;
+                }
+            }
+        }
+        // Nothing came and the wait ended early: the connection has ended
+        // (the iterator cannot tell that from a quiet moment). A statement
+        // then fails with the reason, and the caller listens again.
+        if numbers.is_empty() && waited.elapsed() < TICK / 2 {
+            client.batch_execute("SELECT 1")?;
+        }
+        if numbers.is_empty() {
+            continue;
+        }
+        let rows =
+            client.query("SELECT seq, entity, action, record FROM _a2app_changes WHERE seq = ANY($1)", &[&numbers])?;
+        let mut found: Vec<StoredChange> = rows.iter().filter_map(read).collect();
+        // In the order the notifications came: commit order.
+        found.sort_by_key(|c| numbers.iter().position(|n| *n == c.seq));
+        for change in found {
+            if seen.first(change.seq) {
+                deliver(change);
+            }
+        }
+    }
+    Ok(())
+}
