@@ -117,23 +117,28 @@ pub async fn tick(app: &Arc<App>) -> Vec<String> {
         let Some(schedule) = op.schedule.as_deref().and_then(|s| parse(s).ok()) else { continue };
         let store = Arc::clone(&app.store);
         let name = op.name.clone();
-        let last = crate::records::blocking(move || Ok(store.last_run(&name)?)).await;
-        let last = match last {
-            Ok(l) => l.and_then(|t| crate::datetime::parse(&t)),
+        let seen = match crate::records::blocking(move || Ok(store.last_run(&name)?)).await {
+            Ok(seen) => seen,
             Err(e) => {
                 tracing::error!(operation = %op.name, error = %e, "cannot read the last run");
                 continue;
             }
         };
+        let last = seen.as_deref().and_then(crate::datetime::parse);
         let decision = decide(schedule, last, now, &tz);
         if matches!(decision, Decision::Wait(_)) {
             continue;
         }
         let store = Arc::clone(&app.store);
         let (name, at) = (op.name.clone(), crate::datetime::format(now));
-        if let Err(e) = crate::records::blocking(move || Ok(store.set_last_run(&name, &at)?)).await {
-            tracing::error!(operation = %op.name, error = %e, "cannot record the run");
-            continue;
+        match crate::records::blocking(move || Ok(store.claim_run(&name, seen.as_deref(), &at)?)).await {
+            Ok(true) => {}
+            // Another server node sharing the store claimed this slot.
+            Ok(false) => continue,
+            Err(e) => {
+                tracing::error!(operation = %op.name, error = %e, "cannot record the run");
+                continue;
+            }
         }
         if decision == Decision::Baseline {
             continue;

@@ -129,7 +129,11 @@ pub trait Store: Send + Sync + 'static {
     /// When a scheduled operation last ran (wire-form time), if ever.
     fn last_run(&self, operation: &str) -> Result<Option<String>, StoreError>;
 
-    fn set_last_run(&self, operation: &str, at: &str) -> Result<(), StoreError>;
+    /// Records `at` as the operation's last run if the stored one is still
+    /// `seen` (`None`: never ran): true when this caller claimed the run.
+    /// Where several server nodes share the store, the one that claims a
+    /// slot runs it, and the others see it taken.
+    fn claim_run(&self, operation: &str, seen: Option<&str>, at: &str) -> Result<bool, StoreError>;
 
     /// Appends an audit entry that is not a record write (an operation run).
     fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError>;

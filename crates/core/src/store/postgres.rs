@@ -291,8 +291,10 @@ impl PostgresStore {
         operations::last_run(&mut *self.connection()?, operation).map_err(Fail::into_store)
     }
 
-    pub fn set_last_run(&self, operation: &str, at: &str) -> Result<(), StoreError> {
-        operations::set_last_run(&mut *self.connection()?, operation, at).map_err(Fail::into_store)
+    /// Records `at` as the last run if the stored one is still `seen`: true
+    /// when this node claimed the run.
+    pub fn claim_run(&self, operation: &str, seen: Option<&str>, at: &str) -> Result<bool, StoreError> {
+        operations::claim_run(&mut *self.connection()?, operation, seen, at).map_err(Fail::into_store)
     }
 
     /// Appends an audit entry that is not a record write (an operation run).

@@ -526,9 +526,9 @@ impl Store for SqliteStore {
         jobs::last_run(&*self.reader()?, operation)
     }
 
-    fn set_last_run(&self, operation: &str, at: &str) -> Result<(), StoreError> {
-        let (operation, at) = (operation.to_owned(), at.to_owned());
-        self.on_writer(move |conn| jobs::set_last_run(conn, &operation, &at))
+    fn claim_run(&self, operation: &str, seen: Option<&str>, at: &str) -> Result<bool, StoreError> {
+        let (operation, seen, at) = (operation.to_owned(), seen.map(str::to_owned), at.to_owned());
+        self.on_writer(move |conn| jobs::claim_run(conn, &operation, seen.as_deref(), &at))
     }
 
     fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError> {

@@ -44,13 +44,17 @@ pub fn last_run(db: &mut impl GenericClient, operation: &str) -> Result<Option<S
     Ok(db.query_opt("SELECT last_run FROM _a2app_schedule WHERE operation = $1", &[&operation])?.map(|r| r.get(0)))
 }
 
-pub fn set_last_run(db: &mut impl GenericClient, operation: &str, at: &str) -> Result<(), Fail> {
-    db.execute(
-        "INSERT INTO _a2app_schedule (operation, last_run) VALUES ($1, $2) \
-         ON CONFLICT (operation) DO UPDATE SET last_run = excluded.last_run",
-        &[&operation, &at],
+/// Stores `at` as the last run if the stored one is still `seen`: one
+/// statement, so of two nodes claiming one slot, one changes the row and the
+/// other, waiting for its lock, finds it changed.
+pub fn claim_run(db: &mut impl GenericClient, operation: &str, seen: Option<&str>, at: &str) -> Result<bool, Fail> {
+    let changed = db.execute(
+        "INSERT INTO _a2app_schedule (operation, last_run) VALUES ($1, $3) \
+         ON CONFLICT (operation) DO UPDATE SET last_run = excluded.last_run \
+         WHERE _a2app_schedule.last_run IS NOT DISTINCT FROM $2",
+        &[&operation, &seen, &at],
     )?;
-    Ok(())
+    Ok(changed == 1)
 }
 
 /// An audit entry that is not a record write (an operation run).

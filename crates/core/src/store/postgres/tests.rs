@@ -539,9 +539,20 @@ fn a_scheduled_runs_last_time_and_an_operations_audit_entry_are_kept() {
     let schema = board();
     let store = ready(&db, &schema);
     assert_eq!(store.last_run("nightly").expect("read"), None);
-    store.set_last_run("nightly", "2026-09-21 00:00:00.000Z").expect("stored");
-    store.set_last_run("nightly", "2026-09-22 00:00:00.000Z").expect("replaced");
-    assert_eq!(store.last_run("nightly").expect("read").as_deref(), Some("2026-09-22 00:00:00.000Z"));
+    let (day1, day2) = ("2026-09-21 00:00:00.000Z", "2026-09-22 00:00:00.000Z");
+    assert!(store.claim_run("nightly", None, day1).expect("claimed"));
+    assert!(!store.claim_run("nightly", None, day2).expect("judged"), "it ran since");
+    // Two nodes claim the next slot at once: one does.
+    let other = ready(&db, &schema);
+    let claims: Vec<bool> = std::thread::scope(|s| {
+        let runs: Vec<_> = [&store, &other, &store, &other]
+            .into_iter()
+            .map(|n| s.spawn(move || n.claim_run("nightly", Some(day1), day2).expect("judged")))
+            .collect();
+        runs.into_iter().map(|r| r.join().expect("no panic")).collect()
+    });
+    assert_eq!(claims.iter().filter(|c| **c).count(), 1, "{claims:?}");
+    assert_eq!(store.last_run("nightly").expect("read").as_deref(), Some(day2));
     let receipt: protocol::receipt::Receipt = serde_json::from_value(json!({
         "text": "Ran export", "action": "run", "entity": "_ops/export", "id": "j1", "fields": {},
         "at": "2026-09-21 14:13:20.000Z", "caller": "agent"

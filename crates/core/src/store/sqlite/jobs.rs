@@ -81,13 +81,15 @@ pub fn last_run(conn: &Connection, operation: &str) -> Result<Option<String>, St
         .optional()?)
 }
 
-pub fn set_last_run(conn: &Connection, operation: &str, at: &str) -> Result<(), StoreError> {
-    conn.prepare_cached(
-        "INSERT INTO _a2app_schedule (operation, last_run) VALUES (?1, ?2)
-         ON CONFLICT(operation) DO UPDATE SET last_run = excluded.last_run",
-    )?
-    .execute([operation, at])?;
-    Ok(())
+/// Stores `at` as the last run if the stored one is still `seen`.
+pub fn claim_run(conn: &Connection, operation: &str, seen: Option<&str>, at: &str) -> Result<bool, StoreError> {
+    let changed = conn
+        .prepare_cached(
+            "INSERT INTO _a2app_schedule (operation, last_run) VALUES (?1, ?3)
+             ON CONFLICT(operation) DO UPDATE SET last_run = excluded.last_run WHERE last_run IS ?2",
+        )?
+        .execute(rusqlite::params![operation, seen, at])?;
+    Ok(changed == 1)
 }
 
 pub fn audit(conn: &Connection, receipt: &Receipt) -> Result<(), StoreError> {

@@ -415,3 +415,17 @@ async fn an_oauth_request_table_made_before_code_replays_gains_its_column_and_te
     assert_eq!(store.take_auth_code("code2", now).expect("take"), crate::store::CodeUse::Unknown);
     assert_eq!(store.take_auth_code("code2", now).expect("take"), crate::store::CodeUse::Unknown);
 }
+
+#[test]
+fn a_scheduled_run_is_claimed_only_from_the_last_run_it_saw() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = open(&dir);
+    let (day1, day2) = ("2026-09-21 00:00:00.000Z", "2026-09-22 00:00:00.000Z");
+    assert_eq!(store.last_run("nightly").expect("read"), None);
+    assert!(store.claim_run("nightly", None, day1).expect("claimed"));
+    assert!(!store.claim_run("nightly", None, day2).expect("judged"), "it ran since");
+    assert!(!store.claim_run("nightly", Some("2026-09-20 00:00:00.000Z"), day2).expect("judged"));
+    assert_eq!(store.last_run("nightly").expect("read").as_deref(), Some(day1));
+    assert!(store.claim_run("nightly", Some(day1), day2).expect("claimed"));
+    assert_eq!(store.last_run("nightly").expect("read").as_deref(), Some(day2));
+}
