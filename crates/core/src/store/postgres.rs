@@ -111,6 +111,10 @@ pub use changes::{Listener, StoredChange};
 
 pub struct PostgresStore {
     config: postgres::Config,
+    /// This node's key: its jobs name it, and it holds the key's advisory
+    /// lock while it lives (see `operations`).
+    node: i64,
+    _liveness: operations::Liveness,
     pool: Pool,
     /// The writer threads' queue; they stop when the store is dropped.
     jobs: Mutex<mpsc::Sender<Job>>,
@@ -142,7 +146,17 @@ impl PostgresStore {
                 })
                 .map_err(|e| StoreError::Internal(format!("cannot start a writer thread: {e}")))?;
         }
-        Ok(PostgresStore { config, pool, jobs: Mutex::new(jobs), sql: Arc::new(SqlCache::new("$1")) })
+        // Any number will do but one a live node holds: a clash is as likely as two equal random i64.
+        let node = rand::random::<i64>();
+        let liveness = operations::Liveness::hold(&config, node).map_err(Fail::into_store)?;
+        Ok(PostgresStore {
+            config,
+            node,
+            _liveness: liveness,
+            pool,
+            jobs: Mutex::new(jobs),
+            sql: Arc::new(SqlCache::new("$1")),
+        })
     }
 
     fn connection(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StoreError> {
@@ -274,12 +288,18 @@ impl PostgresStore {
 
     /// Persists a new job, claiming its `Idempotency-Key` in the same transaction.
     pub fn create_job(&self, job: &protocol::operation::Job, key: Option<&str>) -> Result<(), StoreError> {
-        transaction(&self.pool, |tx| operations::create_job(tx, job, key))
+        transaction(&self.pool, |tx| operations::create_job(tx, job, key, self.node))
     }
 
     /// Replaces a job's persisted state.
     pub fn put_job(&self, job: &protocol::operation::Job) -> Result<(), StoreError> {
-        operations::put_job(&mut *self.connection()?, job).map_err(Fail::into_store)
+        operations::put_job(&mut *self.connection()?, job, self.node).map_err(Fail::into_store)
+    }
+
+    /// At a node's start: the queued and running jobs of nodes that are
+    /// gone become interrupted (never re-run); those of live nodes go on.
+    pub fn interrupt_jobs(&self, now: &str) -> Result<u64, StoreError> {
+        transaction(&self.pool, |tx| operations::interrupt_jobs(tx, now))
     }
 
     pub fn job(&self, id: &str) -> Result<Option<protocol::operation::Job>, StoreError> {

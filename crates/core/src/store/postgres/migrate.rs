@@ -36,7 +36,7 @@ const INTERNAL_TABLES: &str = "
         user_id text PRIMARY KEY, password_hash text NOT NULL, token_key text NOT NULL);
     CREATE TABLE IF NOT EXISTS _a2app_jobs (
         id text PRIMARY KEY, operation text NOT NULL, state text NOT NULL, job text NOT NULL,
-        created text NOT NULL, updated text NOT NULL);
+        created text NOT NULL, updated text NOT NULL, node bigint);
     CREATE INDEX IF NOT EXISTS _a2app_jobs_state ON _a2app_jobs (state);
     CREATE TABLE IF NOT EXISTS _a2app_schedule (operation text PRIMARY KEY, last_run text NOT NULL);
     CREATE TABLE IF NOT EXISTS _a2app_surfaces (id text PRIMARY KEY, doc bytea NOT NULL, updated text NOT NULL);

@@ -3,6 +3,12 @@
 //! column queried on, the last run of each scheduled operation, audit entries
 //! of operation runs, and approval keys, spent at most once even when two
 //! nodes race with one (the key's row is locked while it is judged).
+//!
+//! A job runs on the node that started it, and only that node can tell it
+//! is still running. So a job row names its node (`node`: the node's key),
+//! and each node holds a session advisory lock on its key for as long as it
+//! lives (`Liveness`). A node that stopped or lost its connection holds it
+//! no more: its unfinished jobs are the ones a starting node interrupts.
 
 use super::Fail;
 use crate::store::{Approval, ApprovedCall, Refusal, StoreError};
@@ -16,21 +22,67 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 
 /// Persists a new job; with an `Idempotency-Key`, claimed in the same
 /// transaction for the operation (scope `_ops/<name>`, a name no entity has).
-pub fn create_job(tx: &mut Transaction<'_>, job: &Job, key: Option<&str>) -> Result<(), Fail> {
+pub fn create_job(tx: &mut Transaction<'_>, job: &Job, key: Option<&str>, node: i64) -> Result<(), Fail> {
     if let Some(key) = key {
         let now = crate::datetime::parse(&job.created_at).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         super::records::claim_key(tx, &format!("_ops/{}", job.operation), key, &job.id, now)?;
     }
-    put_job(tx, job)
+    put_job(tx, job, node)
 }
 
-pub fn put_job(db: &mut impl GenericClient, job: &Job) -> Result<(), Fail> {
+/// Stores a job's state as the node running it (`node`) last saw it.
+pub fn put_job(db: &mut impl GenericClient, job: &Job, node: i64) -> Result<(), Fail> {
     db.execute(
-        "INSERT INTO _a2app_jobs (id, operation, state, job, created, updated) VALUES ($1, $2, $3, $4, $5, $6) \
-         ON CONFLICT (id) DO UPDATE SET state = excluded.state, job = excluded.job, updated = excluded.updated",
-        &[&job.id, &job.operation, &job.state.as_str(), &json(job)?, &job.created_at, &job.updated_at],
+        "INSERT INTO _a2app_jobs (id, operation, state, job, created, updated, node) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state, job = excluded.job, updated = excluded.updated, \
+         node = excluded.node",
+        &[&job.id, &job.operation, &job.state.as_str(), &json(job)?, &job.created_at, &job.updated_at, &node],
     )?;
     Ok(())
+}
+
+/// Every queued or running job of a node that is gone becomes interrupted,
+/// keeping its last progress; the jobs of live nodes run on. How many.
+pub fn interrupt_jobs(tx: &mut Transaction<'_>, now: &str) -> Result<u64, Fail> {
+    // A node's key is free when nobody holds it: taking it (and letting go
+    // at once, in the same statement) tells a gone node from a live one.
+    let stale = tx.query(
+        "SELECT id, job, node FROM _a2app_jobs WHERE state IN ('queued', 'running') \
+         AND (node IS NULL OR CASE WHEN pg_try_advisory_lock(node) THEN pg_advisory_unlock(node) ELSE false END) \
+         FOR UPDATE",
+        &[],
+    )?;
+    let mut n = 0;
+    for row in &stale {
+        let id: &str = row.get(0);
+        let mut job: Job =
+            serde_json::from_str(row.get::<_, &str>(1)).map_err(|e| StoreError::Internal(format!("job {id}: {e}")))?;
+        job.state = protocol::operation::JobState::Interrupted;
+        job.updated_at = now.to_owned();
+        tx.execute(
+            "UPDATE _a2app_jobs SET state = $2, job = $3, updated = $4 WHERE id = $1",
+            &[&id, &job.state.as_str(), &json(&job)?, &job.updated_at],
+        )?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// A node's hold on its key: a connection of its own holding the session
+/// advisory lock for as long as the store lives.
+pub struct Liveness {
+    _session: std::sync::Mutex<postgres::Client>,
+}
+
+impl Liveness {
+    pub fn hold(config: &postgres::Config, node: i64) -> Result<Liveness, Fail> {
+        let mut config = config.clone();
+        let name = format!("{} node", config.get_application_name().unwrap_or("a2app"));
+        config.application_name(&name);
+        let mut session = config.connect(postgres::NoTls)?;
+        session.execute("SELECT pg_advisory_lock($1)", &[&node])?;
+        Ok(Liveness { _session: std::sync::Mutex::new(session) })
+    }
 }
 
 pub fn job(db: &mut impl GenericClient, id: &str) -> Result<Option<Job>, Fail> {

@@ -1052,3 +1052,50 @@ fn a_listener_that_lost_its_connection_catches_up_on_what_it_missed() {
     assert_eq!(next_change(&heard).record["id"], json!("l4"));
     assert!(heard.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "nothing twice");
 }
+
+#[test]
+fn a_starting_node_interrupts_the_jobs_of_gone_nodes_and_leaves_live_ones_running() {
+    use protocol::operation::JobState;
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let running = |id: &str| {
+        let mut j = job(id, "2026-09-21 14:13:20.000Z");
+        j.state = JobState::Running;
+        j
+    };
+    a.create_job(&running("ja"), None).expect("stored");
+    b.put_job(&running("jb")).expect("stored");
+    {
+        let gone = ready(&db, &schema);
+        gone.create_job(&running("jc"), None).expect("stored");
+        gone.create_job(&job("jq", "2026-09-21 14:13:21.000Z"), None).expect("stored");
+    }
+    // A job stored with no node (by hand, or by a version before nodes).
+    db.client()
+        .execute(
+            "INSERT INTO _a2app_jobs (id, operation, state, job, created, updated) VALUES ('jn', 'export', 'running', $1, 'x', 'x')",
+            &[&serde_json::to_string(&running("jn")).expect("json")],
+        )
+        .expect("inserted");
+    let starting = ready(&db, &schema);
+    let now = "2026-09-21 15:00:00.000Z";
+    // The gone node's connection ends as the server notices; give it a moment.
+    let mut interrupted = 0;
+    for _ in 0..50 {
+        interrupted += starting.interrupt_jobs(now).expect("interrupted");
+        if interrupted >= 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(interrupted, 3);
+    for id in ["jc", "jq", "jn"] {
+        let j = starting.job(id).expect("read").expect("there");
+        assert_eq!((j.state, j.updated_at.as_str()), (JobState::Interrupted, now), "{id}");
+    }
+    for id in ["ja", "jb"] {
+        assert_eq!(starting.job(id).expect("read").expect("there").state, JobState::Running, "{id} runs on");
+    }
+    assert_eq!(starting.interrupt_jobs(now).expect("none left"), 0);
+}
