@@ -74,7 +74,7 @@ impl From<StoreError> for Error {
         match e {
             StoreError::NotFound => Error::NotFound,
             StoreError::DuplicateId => Error::DuplicateId(String::new()),
-            StoreError::MissingRefs(v) => Error::Invalid(v),
+            StoreError::MissingRefs(v) | StoreError::Unstorable(v) => Error::Invalid(v),
             StoreError::NotStored(v) => Error::NotStored(v),
             StoreError::VersionConflict(row) => Error::VersionConflict(row),
             StoreError::DuplicateRequest { id } => Error::DuplicateRequest { id },

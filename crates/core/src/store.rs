@@ -574,6 +574,9 @@ pub enum StoreError {
     NotStored(Vec<Violation>),
     #[error("the entity's rule does not allow this")]
     Denied,
+    /// Values this store cannot hold (PostgreSQL's text, a U+0000), each named.
+    #[error("values this store cannot hold")]
+    Unstorable(Vec<Violation>),
     #[error("a unique value is already taken")]
     NotUnique(Vec<Violation>),
     #[error("this Idempotency-Key was already used")]

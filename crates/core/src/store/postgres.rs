@@ -49,8 +49,11 @@ type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 /// Connections kept for reads and writes; PostgreSQL's default allows 100
 /// per server, shared by every node.
 const POOL_SIZE: u32 = 16;
-/// Threads running queued writes, each in its own transaction.
-const WRITERS: usize = 4;
+/// Threads running queued writes, each in its own transaction. One: so
+/// `OnCommit` sees this node's writes in commit order, as its contract says
+/// (several would commit and announce in either order). A node's writes are
+/// bounded by one commit at a time; nodes add up.
+const WRITERS: usize = 1;
 /// How often a transaction PostgreSQL aborted for a deadlock or a
 /// serialization failure is run again before the error is the answer.
 const RETRIES: usize = 3;
@@ -91,9 +94,21 @@ impl Fail {
     fn into_store(self) -> StoreError {
         match self {
             Fail::Store(e) => e,
-            // The database's own text stays in the server's log; the caller
+            // Text PostgreSQL refuses (U+0000 in a `text` column), wherever
+            // it came from: the caller's input, not the store, is at fault.
+            Fail::Db(e)
+                if e.code().is_some_and(|c| {
+                    *c == SqlState::CHARACTER_NOT_IN_REPERTOIRE || *c == SqlState::UNTRANSLATABLE_CHARACTER
+                }) =>
+            {
+                StoreError::Unstorable(vec![protocol::Violation::new(
+                    protocol::ErrorCode::InvalidString,
+                    "a text holds a character PostgreSQL cannot store (U+0000)",
+                )])
+            }
+            // The database's own words go to the server's log; the caller
             // gets an internal error either way (see `error`).
-            Fail::Db(e) => StoreError::Internal(format!("PostgreSQL: {e}")),
+            Fail::Db(e) => StoreError::Internal(describe(&e)),
         }
     }
 }
@@ -104,7 +119,46 @@ impl From<postgres::Error> for StoreError {
     }
 }
 
-/// A queued write, run by one of the writer threads.
+/// A database error in full: its own `Display` says only "db error" for
+/// what the server answered, leaving out the code and the message.
+pub(crate) fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut text = format!("PostgreSQL {} {}: {}", db.severity(), db.code().code(), db.message());
+            if let Some(detail) = db.detail() {
+                text.push_str(&format!(" ({detail})"));
+            }
+            if let Some(constraint) = db.constraint() {
+                text.push_str(&format!(" [constraint {constraint}]"));
+            }
+            text
+        }
+        None => format!("PostgreSQL: {e}"),
+    }
+}
+
+/// What an advisory lock guards; held until the transaction ends. The
+/// second key is the schema's, so apps sharing a database in schemas of
+/// their own never wait for each other.
+#[derive(Debug, Clone, Copy)]
+#[repr(i32)]
+pub(crate) enum Lock {
+    Migration = 1,
+    Render = 2,
+    Requests = 3,
+    /// Grant asks and client registrations: the pending bounds, and the
+    /// clients a registration may prune.
+    Grants = 4,
+    Approvals = 5,
+}
+
+/// Takes `lock` until the transaction ends; other nodes taking it wait.
+pub(crate) fn lock(tx: &mut Transaction<'_>, lock: Lock) -> Result<(), Fail> {
+    tx.execute("SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", &[&(lock as i32)])?;
+    Ok(())
+}
+
+/// A queued write, run by the writer thread.
 type Job = Box<dyn FnOnce(&Pool) + Send>;
 
 pub use changes::{Listener, StoredChange};
@@ -280,9 +334,14 @@ impl PostgresStore {
         if !crate::auth::has_users(schema) {
             return Ok(None);
         }
-        let sql = "SELECT u.\"id\", a.password_hash, a.token_key FROM \"users\" AS u \
-                   JOIN _a2app_auth AS a ON a.user_id = u.\"id\" WHERE lower(u.\"email\") = lower($1) AND u.\"email\" <> ''";
-        let found = self.connection()?.query_opt(sql, &[&email])?;
+        // Folded as the unique index is, so the lookup uses it.
+        let sql = format!(
+            "SELECT u.\"id\", a.password_hash, a.token_key FROM \"users\" AS u \
+             JOIN _a2app_auth AS a ON a.user_id = u.\"id\" WHERE {} = {} AND u.\"email\" <> ''",
+            migrate::folded("u.\"email\""),
+            migrate::folded("$1")
+        );
+        let found = self.connection()?.query_opt(&sql, &[&email])?;
         Ok(found.map(|r| Credentials { user_id: r.get(0), password_hash: r.get(1), token_key: r.get(2) }))
     }
 

@@ -114,6 +114,7 @@ pub(super) fn listen(
             let mut ready = Some(ready);
             while !flag.load(Ordering::Relaxed) {
                 if let Err(e) = session(&config, &flag, &mut seen, &deliver, &mut ready) {
+                    let e = super::describe(&e);
                     tracing::warn!("the PostgreSQL change listener lost its connection, listening again: {e}");
                     std::thread::sleep(Duration::from_secs(1));
                 }
@@ -122,7 +123,11 @@ pub(super) fn listen(
         .map_err(|e| crate::store::StoreError::Internal(format!("cannot start the change listener: {e}")))?;
     match started.recv_timeout(Duration::from_secs(10)) {
         Ok(()) => Ok(Listener { stop }),
-        Err(_) => Err(crate::store::StoreError::Internal("the change listener could not connect".into())),
+        Err(_) => {
+            // The thread stops at its next look, within a moment.
+            stop.store(true, Ordering::Relaxed);
+            Err(crate::store::StoreError::Internal("the change listener could not connect".into()))
+        }
     }
 }
 
@@ -131,6 +136,9 @@ pub(super) fn listen(
 struct Seen {
     set: BTreeSet<i64>,
     order: VecDeque<i64>,
+    /// The newest change stored when the listener first listened: a
+    /// catch-up never reaches back before it.
+    start: Option<i64>,
 }
 
 impl Seen {
@@ -148,8 +156,11 @@ impl Seen {
         true
     }
 
-    fn last(&self) -> Option<i64> {
-        self.order.back().copied()
+    /// Where a catch-up reads from: past the start, and far enough back to
+    /// find a change that committed after later-numbered ones were delivered.
+    fn since(&self) -> Option<i64> {
+        let start = self.start?;
+        Some(self.order.back().map_or(start, |last| start.max(last - REMEMBERED as i64)))
     }
 }
 
@@ -163,40 +174,51 @@ fn session(
 ) -> Result<(), postgres::Error> {
     let mut client = config.connect(NoTls)?;
     client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
-    if let Some(tell) = ready.take() {
-        let _ = tell.send(());
-    }
-    if let Some(last) = seen.last() {
-        let missed = client.query(
-            "SELECT seq, entity, action, record FROM _a2app_changes WHERE seq > $1::bigint - $2::bigint ORDER BY seq",
-            &[&last, &(REMEMBERED as i64)],
-        )?;
-        for change in missed.iter().filter_map(read) {
-            if seen.first(change.seq) {
-                deliver(change);
+    match seen.since() {
+        // The first time: changes from now on.
+        None => seen.start = Some(client.query_one("SELECT COALESCE(max(seq), 0) FROM _a2app_changes", &[])?.get(0)),
+        // Again after a lost connection: what was stored meanwhile.
+        Some(since) => {
+            let missed = client.query(
+                "SELECT seq, entity, action, record FROM _a2app_changes WHERE seq > $1 ORDER BY seq",
+                &[&since],
+            )?;
+            for change in missed.iter().filter_map(read) {
+                if seen.first(change.seq) {
+                    deliver(change);
+                }
             }
         }
+    }
+    if let Some(tell) = ready.take() {
+        let _ = tell.send(());
     }
     while !stop.load(Ordering::Relaxed) {
         let mut numbers = Vec::new();
         let waited = std::time::Instant::now();
         {
+            // Waits for the first notification only (the waiting iterator
+            // starts its time again at each one, so under steady writes it
+            // would never end); then takes those already received.
             let mut notifications = client.notifications();
-            let mut waiting = notifications.timeout_iter(TICK);
-            while let Some(n) = waiting.next()? {
+            let first = notifications.timeout_iter(TICK).next()?;
+            if let Some(n) = first {
                 numbers.extend(n.payload().parse::<i64>().ok());
-                if numbers.len() >= 256 {
-                    break;
+                let mut received = notifications.iter();
+                while numbers.len() < 256
+                    && let Some(n) = received.next()?
+                {
+                    numbers.extend(n.payload().parse::<i64>().ok());
                 }
             }
         }
-        // Nothing came and the wait ended early: the connection has ended
-        // (the iterator cannot tell that from a quiet moment). A statement
-        // then fails with the reason, and the caller listens again.
-        if numbers.is_empty() && waited.elapsed() < TICK / 2 {
-            client.batch_execute("SELECT 1")?;
-        }
         if numbers.is_empty() {
+            // Nothing came and the wait ended early: the connection has
+            // ended (the iterator cannot tell that from a quiet moment). A
+            // statement then fails with the reason, and the caller listens again.
+            if waited.elapsed() < TICK / 2 {
+                client.batch_execute("SELECT 1")?;
+            }
             continue;
         }
         let rows =

@@ -2,8 +2,9 @@
 //! (`sqlite::grants`): grants, their access tokens' hashes and the nonces
 //! already signed. Where the SQLite store's single writer orders a
 //! revocation and a token being issued, here row locks do: a step locks the
-//! grant (`FOR UPDATE`), an issue shares it (`FOR SHARE`), so a token is
-//! either stored before the revocation, which then deletes it, or refused.
+//! grant (`FOR UPDATE`), and so does an issue (`FOR NO KEY UPDATE`), so a
+//! token is either stored before the revocation, which then deletes it, or
+//! refused.
 //! Asks hold an advisory lock, so the pending bounds hold across nodes.
 
 use super::{Fail, oauth, operations};
@@ -14,9 +15,6 @@ use crate::store::{
 use postgres::{GenericClient, Row, Transaction};
 use protocol::grant::{Grant, GrantStatus};
 use protocol::receipt::Receipt;
-
-/// The advisory lock asks take (a constant every node agrees on).
-const ASK_LOCK: i64 = 0x0a2a_9900_0004;
 
 pub(super) const COLUMNS: &str =
     "id, agent, public_key, fingerprint, scopes, status, acts_for, created, updated, expires, client";
@@ -66,7 +64,7 @@ pub fn ask(
     audit: &Receipt,
     request: Option<&AuthRequest>,
 ) -> Result<GrantRoom, Fail> {
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&ASK_LOCK])?;
+    super::lock(tx, super::Lock::Grants)?;
     expire(tx, &g.created)?;
     // The fingerprint stands for the key, or for an OAuth client.
     let mine: i64 = tx
@@ -103,7 +101,7 @@ pub fn ask(
     }
     tx.execute(
         "DELETE FROM _a2app_grants WHERE id IN (SELECT id FROM _a2app_grants \
-         WHERE status IN ('denied', 'revoked', 'expired') ORDER BY updated DESC, id DESC OFFSET $1)",
+         WHERE status IN ('denied', 'revoked', 'expired') ORDER BY updated DESC, id COLLATE \"C\" DESC OFFSET $1)",
         &[&as_i64(limits.keep)],
     )?;
     oauth::forget_closed(tx)?;
@@ -115,8 +113,11 @@ pub fn get(db: &mut impl GenericClient, id: &str) -> Result<Option<Grant>, Fail>
     db.query_opt(&format!("SELECT {COLUMNS} FROM _a2app_grants WHERE id = $1"), &[&id])?.map(|r| read(&r)).transpose()
 }
 
-/// The grant, locked as `lock` says (`FOR UPDATE` to change it, `FOR SHARE`
-/// to add a token under it) until the transaction ends.
+/// The grant, locked as `lock` says until the transaction ends: `FOR UPDATE`
+/// to change it; `FOR NO KEY UPDATE` to add a token under it, so a
+/// revocation waits for the token (and deletes it) or comes first (and the
+/// token is refused), and two tokens of one grant count each other against
+/// its bound.
 pub(super) fn locked(tx: &mut Transaction<'_>, id: &str, lock: &str) -> Result<Option<Grant>, Fail> {
     let sql = format!("SELECT {COLUMNS} FROM _a2app_grants WHERE id = $1 {lock}");
     tx.query_opt(&sql, &[&id])?.map(|r| read(&r)).transpose()
@@ -127,7 +128,7 @@ pub fn list(db: &mut impl GenericClient, acts_for: Option<&str>, limit: u64) -> 
     let rows = db.query(
         &format!(
             "SELECT {COLUMNS} FROM _a2app_grants WHERE $1::text IS NULL OR acts_for = $1 \
-             ORDER BY created DESC, id DESC LIMIT $2"
+             ORDER BY created DESC, id COLLATE \"C\" DESC LIMIT $2"
         ),
         &[&acts_for, &as_i64(limit)],
     )?;
@@ -173,7 +174,7 @@ pub fn issue(
     now: &str,
     max_tokens: u64,
 ) -> Result<Result<(), GrantConflict>, Fail> {
-    let Some(g) = locked(tx, &t.grant_id, "FOR SHARE")? else { return Ok(Err(GrantConflict::NotFound)) };
+    let Some(g) = locked(tx, &t.grant_id, "FOR NO KEY UPDATE")? else { return Ok(Err(GrantConflict::NotFound)) };
     if g.status != GrantStatus::Active {
         return Ok(Err(GrantConflict::Decided(g.status)));
     }
@@ -219,7 +220,7 @@ pub(super) fn add_token(
     )?;
     tx.execute(
         "DELETE FROM _a2app_grant_tokens WHERE hash IN (SELECT hash FROM _a2app_grant_tokens WHERE grant_id = $1 \
-         ORDER BY created DESC, hash OFFSET $2)",
+         ORDER BY created DESC, hash COLLATE \"C\" OFFSET $2)",
         &[&grant_id, &as_i64(max_tokens)],
     )?;
     Ok(())

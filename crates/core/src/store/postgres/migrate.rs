@@ -15,10 +15,20 @@ use protocol::schema::{Entity, FieldType, Schema};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
+/// Emails are compared with ASCII letters folded only, as SQLite's `NOCASE`
+/// does (PostgreSQL's `lower` would fold others too, by the server's locale):
+/// `translate(email, UPPER, LOWER)`, in the unique index and in lookups alike.
+const UPPER: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER: &str = "abcdefghijklmnopqrstuvwxyz";
+
+/// `email` folded as [`UPPER`] says, in SQL (constants written out, so a
+/// lookup's expression is the index's).
+pub(super) fn folded(column: &str) -> String {
+    format!("translate({column}, '{UPPER}', '{LOWER}')")
+}
+
 /// PostgreSQL's longest identifier, in bytes; a longer one is cut silently.
 const MAX_IDENTIFIER: usize = 63;
-/// The advisory lock migrations take (any constant both nodes agree on).
-const MIGRATION_LOCK: i64 = 0x0a2a_9900_0001;
 
 /// The runtime's own tables, as the SQLite store has them (see
 /// `sqlite::migrate`); entity names cannot start with `_`.
@@ -77,7 +87,7 @@ const INTERNAL_TABLES: &str = "
 
 /// Runs in one transaction: a refusal or a failure rolls every step back.
 pub fn migrate(tx: &mut Transaction<'_>, schema: &Schema, allow_destructive: bool) -> Result<Migration, Fail> {
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    super::lock(tx, super::Lock::Migration)?;
     tx.batch_execute(INTERNAL_TABLES)?;
     let previous: Schema = tx
         .query_opt("SELECT value FROM _a2app_meta WHERE key = 'schema'", &[])?
@@ -145,12 +155,29 @@ impl Tables for Postgres<'_, '_> {
         Ok(self.0.batch_execute(&format!("ALTER TABLE {} DROP COLUMN {}", quote(table), quote(column)))?)
     }
 
+    /// What counts as empty is what the SQLite store counts (`'', 0, '[]',
+    /// 'null'`, a false boolean being 0 there), by the column's type: a json
+    /// `false` or `""` holds something, as it does in SQLite.
     fn rows_holding(&mut self, table: &str, column: &str) -> Result<i64, Fail> {
         let c = quote(column);
-        let sql = format!(
-            "SELECT COUNT(*) FROM {} WHERE {c} IS NOT NULL AND {c}::text NOT IN ('', '0', 'false', '[]', 'null')",
-            quote(table)
-        );
+        let kind: Option<String> = self
+            .0
+            .query_opt(
+                "SELECT data_type::text FROM information_schema.columns \
+                 WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2",
+                &[&table, &column],
+            )?
+            .map(|r| r.get(0));
+        let holds = match kind.as_deref() {
+            Some("double precision") => format!("{c} <> 0"),
+            Some("boolean") => c.clone(),
+            Some("jsonb") => format!("{c} <> '[]'::jsonb"),
+            Some("json") => format!(
+                "{c}::text NOT IN ('null', '[]') AND NOT (json_typeof({c}) = 'number' AND {c}::text::double precision = 0)"
+            ),
+            _ => format!("{c}::text <> ''"),
+        };
+        let sql = format!("SELECT COUNT(*) FROM {} WHERE {c} IS NOT NULL AND {holds}", quote(table));
         Ok(self.0.query_one(&sql, &[])?.get(0))
     }
 
@@ -176,18 +203,23 @@ impl Tables for Postgres<'_, '_> {
         Ok(self.0.batch_execute(&format!("DROP INDEX {}", quote(name)))?)
     }
 
-    /// Emails are compared as PostgreSQL's `lower` folds them.
+    /// Emails are compared with ASCII letters folded only ([`UPPER`]).
     fn shared_email(&mut self, table: &str) -> Result<Option<String>, Fail> {
         let sql = format!(
-            "SELECT min(\"email\") FROM {} WHERE \"email\" <> '' GROUP BY lower(\"email\") HAVING COUNT(*) > 1 LIMIT 1",
-            quote(table)
+            "SELECT min(\"email\") FROM {} WHERE \"email\" <> '' GROUP BY {} HAVING COUNT(*) > 1 LIMIT 1",
+            quote(table),
+            folded("\"email\"")
         );
         Ok(self.0.query_opt(&sql, &[])?.map(|r| r.get(0)))
     }
 
     fn create_email_index(&mut self, name: &str, table: &str) -> Result<(), Fail> {
-        let sql =
-            format!("CREATE UNIQUE INDEX {} ON {} (lower(\"email\")) WHERE \"email\" <> ''", quote(name), quote(table));
+        let sql = format!(
+            "CREATE UNIQUE INDEX {} ON {} (({})) WHERE \"email\" <> ''",
+            quote(name),
+            quote(table),
+            folded("\"email\"")
+        );
         Ok(self.0.batch_execute(&sql)?)
     }
 }

@@ -11,6 +11,9 @@ use postgres::{GenericClient, Row, Transaction};
 use protocol::grant::GrantStatus;
 
 pub fn register(tx: &mut Transaction<'_>, client: &OAuthClient, max: u64) -> Result<(), Fail> {
+    // With grant asks: a client whose first grant another node is asking
+    // for is not pruned as grantless meanwhile.
+    super::lock(tx, super::Lock::Grants)?;
     let uris = serde_json::to_string(&client.redirect_uris).map_err(|e| StoreError::Internal(e.to_string()))?;
     // A metadata document's client is stored again each time it is read.
     tx.execute(
@@ -26,7 +29,7 @@ pub fn register(tx: &mut Transaction<'_>, client: &OAuthClient, max: u64) -> Res
            SELECT c.client_id FROM _a2app_oauth_clients c \
            WHERE NOT EXISTS (SELECT 1 FROM _a2app_oauth_requests r JOIN _a2app_grants g ON g.id = r.grant_id \
                              WHERE r.client_id = c.client_id AND g.status IN ('pending', 'active')) \
-           ORDER BY c.used DESC, c.client_id OFFSET $1)",
+           ORDER BY c.used DESC, c.client_id COLLATE \"C\" OFFSET $1)",
         &[&as_i64(max)],
     )?;
     Ok(())
@@ -123,7 +126,9 @@ pub fn issue(
     now: &str,
     max_tokens: u64,
 ) -> Result<Result<(), GrantConflict>, Fail> {
-    let Some(g) = grants::locked(tx, &t.grant_id, "FOR SHARE")? else { return Ok(Err(GrantConflict::NotFound)) };
+    let Some(g) = grants::locked(tx, &t.grant_id, "FOR NO KEY UPDATE")? else {
+        return Ok(Err(GrantConflict::NotFound));
+    };
     if g.status != GrantStatus::Active {
         return Ok(Err(GrantConflict::Decided(g.status)));
     }

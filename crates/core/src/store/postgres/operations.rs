@@ -68,20 +68,57 @@ pub fn interrupt_jobs(tx: &mut Transaction<'_>, now: &str) -> Result<u64, Fail> 
     Ok(n)
 }
 
-/// A node's hold on its key: a connection of its own holding the session
-/// advisory lock for as long as the store lives.
+/// A node's hold on its key: a thread with a connection of its own holding
+/// the session advisory lock for as long as the store lives. When that
+/// connection is lost (a restart of the server, a network cut) the lock goes
+/// with it, and the thread takes it again on a new connection within
+/// [`LIVENESS_CHECK`]; a node starting in that gap takes this node for gone.
 pub struct Liveness {
-    _session: std::sync::Mutex<postgres::Client>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// How often the liveness connection is checked.
+pub const LIVENESS_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Liveness {
+    /// Returns once the lock is held.
     pub fn hold(config: &postgres::Config, node: i64) -> Result<Liveness, Fail> {
         let mut config = config.clone();
         let name = format!("{} node", config.get_application_name().unwrap_or("a2app"));
         config.application_name(&name);
-        let mut session = config.connect(postgres::NoTls)?;
-        session.execute("SELECT pg_advisory_lock($1)", &[&node])?;
-        Ok(Liveness { _session: std::sync::Mutex::new(session) })
+        let take = move |config: &postgres::Config| -> Result<postgres::Client, postgres::Error> {
+            let mut session = config.connect(postgres::NoTls)?;
+            session.execute("SELECT pg_advisory_lock($1)", &[&node])?;
+            Ok(session)
+        };
+        let mut session = take(&config)?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("a2app-pg-liveness".into())
+            .spawn(move || {
+                while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(LIVENESS_CHECK);
+                    if session.batch_execute("SELECT 1").is_ok() {
+                        continue;
+                    }
+                    match take(&config) {
+                        Ok(again) => session = again,
+                        Err(e) => tracing::warn!(
+                            "this node cannot hold its PostgreSQL liveness lock: {}",
+                            super::describe(&e)
+                        ),
+                    }
+                }
+            })
+            .map_err(|e| StoreError::Internal(format!("cannot start the liveness thread: {e}")))?;
+        Ok(Liveness { stop })
+    }
+}
+
+impl Drop for Liveness {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -121,6 +158,8 @@ pub fn audit(db: &mut impl GenericClient, receipt: &Receipt) -> Result<(), Fail>
 /// Stores a new approval key; expired keys go first, and past `max` pending
 /// keys, the ones expiring soonest.
 pub fn issue_approval(tx: &mut Transaction<'_>, approval: &Approval, now: &str, max: usize) -> Result<(), Fail> {
+    // The bound counts what the node before stored.
+    super::lock(tx, super::Lock::Approvals)?;
     tx.execute("DELETE FROM _a2app_approvals WHERE expires <= $1", &[&now])?;
     let pending: i64 = tx.query_one("SELECT COUNT(*) FROM _a2app_approvals", &[])?.get(0);
     let excess = pending.saturating_add(1).saturating_sub(i64::try_from(max).unwrap_or(i64::MAX));

@@ -26,6 +26,7 @@ pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write:
     let id = match &write.kind {
         WriteKind::Create { id } | WriteKind::Update { id, .. } | WriteKind::Delete { id } => id,
     };
+    unstorable(schema, write)?;
     if let Some(key) = &write.key {
         claim_key(tx, &write.entity, key, id, write.now)?;
     }
@@ -45,12 +46,46 @@ pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write:
     Ok(Written { row, receipt })
 }
 
+/// PostgreSQL's `text` cannot hold U+0000, which the guard lets through (the
+/// SQLite store keeps it): each text field holding one is named, and nothing
+/// is written.
+fn unstorable(schema: &Schema, write: &Write) -> Result<(), Fail> {
+    let ent = entity(schema, &write.entity)?;
+    let violations: Vec<protocol::Violation> = write
+        .values
+        .iter()
+        .filter(|(field, value)| {
+            ent.fields.get(*field).is_some_and(|f| row::column_type(&f.kind) == "text")
+                && value.as_str().is_some_and(|s| s.contains('\0'))
+        })
+        .map(|(field, value)| {
+            protocol::Violation::new(
+                protocol::ErrorCode::InvalidString,
+                format!("\"{field}\" holds U+0000, which PostgreSQL cannot store"),
+            )
+            .field(field.clone())
+            .expected("text without the character U+0000")
+            .got(value.clone())
+        })
+        .collect();
+    if violations.is_empty() { Ok(()) } else { Err(StoreError::Unstorable(violations).into()) }
+}
+
+/// The minute (of the app's clock) expired idempotency keys were last purged.
+static LAST_KEY_PURGE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(i64::MIN);
+
 /// Claims `key` within `scope` (an entity, or an operation's `_ops/<name>`)
 /// for `id`: an insert that waits for a competing transaction holding the
 /// same key, and takes over an expired one. A live key refuses, naming what
 /// its first use wrote or started.
 pub fn claim_key(tx: &mut Transaction<'_>, scope: &str, key: &str, id: &str, now: jiff::Timestamp) -> Result<(), Fail> {
     let cutoff = crate::datetime::format(now.checked_sub(KEY_LIFETIME).unwrap_or(now));
+    // Expired keys are purged at most once a minute (by the app's clock), as
+    // the SQLite store does; until then a claim takes an expired one over.
+    let minute = now.as_second() / 60;
+    if LAST_KEY_PURGE.swap(minute, std::sync::atomic::Ordering::Relaxed) != minute {
+        tx.execute("DELETE FROM _a2app_keys WHERE created < $1", &[&cutoff])?;
+    }
     let now = crate::datetime::format(now);
     let claimed = tx.query_opt(
         "INSERT INTO _a2app_keys (entity, key, record_id, created) VALUES ($1, $2, $3, $4) \
@@ -99,13 +134,18 @@ fn apply(
             Ok((row, "create"))
         }
         WriteKind::Update { id, if_match } => {
-            let current = read(tx, &for_update(&sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
-            if let Some(version) = if_match
-                && current.get("updated").and_then(Value::as_str) != Some(version.as_str())
-            {
-                return Err(StoreError::VersionConflict(Box::new(current)).into());
-            }
+            // The answers come in the SQLite store's order (missing, then
+            // version, then refs), but the locks in a delete's: the records
+            // the refs name first, then this row, as a delete locks its record
+            // before the rows pointing at it. Opposite orders deadlock.
+            let seen = read(tx, &sql.by_id, ent, id)?.ok_or(StoreError::NotFound)?;
+            version_matches(if_match.as_deref(), &seen)?;
             check_refs(tx, ent, &write.values, true)?;
+            // `NO KEY`: the id stays, so creates locking this row as a ref's
+            // target (`FOR KEY SHARE`) need not wait.
+            let current =
+                read(tx, &format!("{} FOR NO KEY UPDATE", sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
+            version_matches(if_match.as_deref(), &current)?;
             let mut sets = Vec::new();
             let mut params: Vec<Param> = Vec::new();
             for (field, value) in &write.values {
@@ -135,10 +175,20 @@ fn apply(
     }
 }
 
-/// The row a write changes, locked until the transaction ends, so another
-/// node's write to it waits and then sees the result.
+/// The row a delete removes, locked until the transaction ends, so another
+/// node's write to it waits and then finds it gone.
 fn for_update(by_id: &str) -> String {
     format!("{by_id} FOR UPDATE")
+}
+
+/// An `If-Match` version must be the row's `updated`.
+fn version_matches(if_match: Option<&str>, row: &Row) -> Result<(), Fail> {
+    match if_match {
+        Some(version) if row.get("updated").and_then(Value::as_str) != Some(version) => {
+            Err(StoreError::VersionConflict(Box::new(row.clone())).into())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn read(tx: &mut Transaction<'_>, sql: &str, ent: &Entity, id: &str) -> Result<Option<Row>, Fail> {

@@ -12,9 +12,6 @@ use protocol::receipt::Receipt;
 use protocol::request::{AgentRequest, RequestStatus};
 use serde_json::{Map, Value};
 
-/// The advisory lock asks take (a constant every node agrees on).
-const ASK_LOCK: i64 = 0x0a2a_9900_0003;
-
 const COLUMNS: &str =
     "id, capability, params, status, requested_by, created, updated, claimed_by, lease_until, result, failure";
 
@@ -57,7 +54,7 @@ pub fn ask(
     keep: u64,
     audit: &Receipt,
 ) -> Result<bool, Fail> {
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&ASK_LOCK])?;
+    super::lock(tx, super::Lock::Requests)?;
     let open: i64 = tx
         .query_one(
             "SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed') AND requested_by = $1",
@@ -76,7 +73,7 @@ pub fn ask(
     )?;
     tx.execute(
         "DELETE FROM _a2app_requests WHERE id IN (SELECT id FROM _a2app_requests \
-         WHERE status IN ('done', 'failed', 'cancelled') ORDER BY created DESC, id DESC OFFSET $1)",
+         WHERE status IN ('done', 'failed', 'cancelled') ORDER BY created DESC, id COLLATE \"C\" DESC OFFSET $1)",
         &[&as_i64(keep)],
     )?;
     operations::audit(tx, audit)?;
@@ -98,7 +95,8 @@ pub fn list(db: &mut impl GenericClient, f: &RequestFilter) -> Result<(Vec<Agent
     let (at, only) = (f.claimable_at.as_deref(), f.capabilities.as_deref());
     // Claimable requests are a queue: oldest first, so a flood of new ones
     // never pushes earlier ones out of an agent's page.
-    let order = if at.is_some() { "created, id" } else { "created DESC, id DESC" };
+    // Ids in byte order, as SQLite sorts them, whatever the database's collation.
+    let order = if at.is_some() { "created, id COLLATE \"C\"" } else { "created DESC, id COLLATE \"C\" DESC" };
     let total: i64 = db
         .query_one(&format!("SELECT COUNT(*) FROM _a2app_requests WHERE {filter}"), &[&status, &cap, &by, &at, &only])?
         .get(0);

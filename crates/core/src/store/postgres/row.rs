@@ -80,9 +80,10 @@ pub fn from_sql(kind: &FieldType, row: &postgres::Row, i: usize) -> Result<Value
 }
 
 /// Integral floats are sent as integers, as PocketBase's JSON encoder does
-/// (and the SQLite store).
+/// (and the SQLite store, which keeps integers as integers), up to where an
+/// i64 ends.
 fn number(f: f64) -> Value {
-    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+    if f.fract() == 0.0 && f.abs() < 9.2e18 {
         Value::from(f as i64)
     } else {
         serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::from(0))

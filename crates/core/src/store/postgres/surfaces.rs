@@ -11,9 +11,6 @@ use crate::store::surfaces::{self, SurfaceRows};
 use a2app_a2ui::{Message, Surface};
 use postgres::{GenericClient, Transaction};
 
-/// The advisory lock renders take (a constant every node agrees on).
-const RENDER_LOCK: i64 = 0x0a2a_9900_0002;
-
 struct Rows<'d, D>(&'d mut D);
 
 impl<D: GenericClient> SurfaceRows for Rows<'_, D> {
@@ -43,7 +40,7 @@ impl<D: GenericClient> SurfaceRows for Rows<'_, D> {
 }
 
 pub fn render(tx: &mut Transaction<'_>, messages: &[Message], now: &str) -> Result<Rendered, Fail> {
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RENDER_LOCK])?;
+    super::lock(tx, super::Lock::Render)?;
     surfaces::render(&mut Rows(tx), messages, now)
 }
 
@@ -54,6 +51,6 @@ pub fn get(db: &mut impl GenericClient, id: &str) -> Result<Option<Surface>, Fai
 
 /// Every surface's id and when it last changed, newest first.
 pub fn list(db: &mut impl GenericClient) -> Result<Vec<(String, String)>, Fail> {
-    let rows = db.query("SELECT id, updated FROM _a2app_surfaces ORDER BY updated DESC, id", &[])?;
+    let rows = db.query("SELECT id, updated FROM _a2app_surfaces ORDER BY updated DESC, id COLLATE \"C\"", &[])?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }

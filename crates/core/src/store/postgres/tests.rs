@@ -1099,3 +1099,287 @@ fn a_starting_node_interrupts_the_jobs_of_gone_nodes_and_leaves_live_ones_runnin
     }
     assert_eq!(starting.interrupt_jobs(now).expect("none left"), 0);
 }
+
+#[test]
+fn a_listener_cut_off_before_its_first_change_still_hears_what_was_written_meanwhile() {
+    let db = Database::new();
+    let schema = board();
+    let writer = ready(&db, &schema);
+    let mut config = db.config.clone();
+    let name = format!("early-{}", db.name);
+    config.application_name(&name);
+    let node = PostgresStore::open(config).expect("a node");
+    let (_listener, heard) = listening(&node);
+    let ended: i64 = db
+        .client()
+        .query_one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+            &[&format!("{name} change listener")],
+        )
+        .expect("terminated")
+        .get(0);
+    assert_eq!(ended, 1);
+    list(&writer, &schema, "l1", "While away");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    list(&writer, &schema, "l2", "Back");
+    let ids: Vec<serde_json::Value> = (0..2).map(|_| next_change(&heard).record["id"].clone()).collect();
+    assert_eq!(ids, [json!("l1"), json!("l2")]);
+}
+
+#[test]
+fn changes_are_delivered_while_writes_keep_coming() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let (_listener, heard) = listening(&store);
+    let done = std::thread::scope(|s| {
+        let writes = s.spawn(|| {
+            for i in 0..40 {
+                list(&store, &schema, &format!("l{i:02}"), "Steady");
+                std::thread::sleep(std::time::Duration::from_millis(30));
+            }
+            std::time::Instant::now()
+        });
+        let first = next_change(&heard);
+        let first_at = std::time::Instant::now();
+        assert_eq!(first.record["id"], json!("l00"));
+        (first_at, writes.join().expect("no panic"))
+    });
+    let (first_heard, writes_done) = done;
+    // A steady stream (one write every 30 ms or so, over a second) must not
+    // hold the first change back until it pauses.
+    assert!(first_heard < writes_done, "the first change came only after the 40 writes");
+    let rest: Vec<String> =
+        (1..40).map(|_| next_change(&heard).record["id"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(rest, (1..40).map(|i| format!("l{i:02}")).collect::<Vec<_>>());
+}
+
+#[test]
+fn on_commit_sees_a_nodes_writes_in_the_order_they_committed() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let (_listener, heard) = listening(&store);
+    let hooked = Arc::new(Mutex::new(Vec::<String>::new()));
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (store, schema, hooked) = (&store, &schema, Arc::clone(&hooked));
+            s.spawn(move || {
+                for i in 0..15 {
+                    let mut w = create("lists", &format!("t{t}i{i:02}"), json!({"name": "Ordered"}));
+                    let log = Arc::clone(&hooked);
+                    w.on_commit = Some(crate::store::OnCommit(Arc::new(move |done: &Written| {
+                        log.lock().expect("not poisoned").push(done.row["id"].as_str().unwrap_or_default().to_owned());
+                    })));
+                    run(store, schema, w).expect("stored");
+                }
+            });
+        }
+    });
+    // The listener hears them in commit order; the hook saw the same order.
+    let committed: Vec<String> =
+        (0..60).map(|_| next_change(&heard).record["id"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(*hooked.lock().expect("not poisoned"), committed);
+}
+
+#[test]
+fn a_live_node_that_lost_its_liveness_connection_takes_its_lock_again() {
+    use protocol::operation::JobState;
+    let db = Database::new();
+    let schema = board();
+    let mut config = db.config.clone();
+    let name = format!("live-{}", db.name);
+    config.application_name(&name);
+    let live = PostgresStore::open(config).expect("a node");
+    live.migrate(&schema, false).expect("migrated");
+    let mut running = job("jl", "2026-09-21 14:13:20.000Z");
+    running.state = JobState::Running;
+    live.create_job(&running, None).expect("stored");
+    let holder = format!("{name} node");
+    let pid = |client: &mut postgres::Client| -> Option<i32> {
+        client
+            .query_opt("SELECT pid FROM pg_stat_activity WHERE application_name = $1", &[&holder])
+            .expect("read")
+            .map(|r| r.get(0))
+    };
+    let mut admin = db.client();
+    let before = pid(&mut admin).expect("the node holds its lock on a connection of its own");
+    admin.execute("SELECT pg_terminate_backend($1)", &[&before]).expect("terminated");
+    let mut again = None;
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        again = pid(&mut admin).filter(|p| *p != before);
+        if again.is_some() {
+            break;
+        }
+    }
+    assert!(again.is_some(), "the node took its lock again on a new connection");
+    // Once it holds it again, a starting node leaves its job running.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let starting = ready(&db, &schema);
+    assert_eq!(starting.interrupt_jobs("2026-09-21 15:00:00.000Z").expect("judged"), 0);
+    assert_eq!(starting.job("jl").expect("read").expect("there").state, JobState::Running);
+}
+
+#[test]
+fn updates_pointing_at_a_record_racing_its_delete_neither_deadlock_nor_dangle() {
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let deadlocks = |client: &mut postgres::Client| -> i64 {
+        client
+            .query_one("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()", &[])
+            .expect("read")
+            .get(0)
+    };
+    let mut admin = db.client();
+    let before = deadlocks(&mut admin);
+    for round in 0..20 {
+        let (target, card) = (format!("t{round}"), format!("c{round}"));
+        list(&a, &schema, &target, "Target");
+        run(&a, &schema, create("cards", &card, json!({"title": "Card"}))).expect("stored");
+        std::thread::scope(|s| {
+            let update =
+                write("cards", WriteKind::Update { id: card.clone(), if_match: None }, json!({"list": target}));
+            let updating = s.spawn(|| run(&a, &schema, update));
+            let deleting =
+                s.spawn(|| run(&b, &schema, write("lists", WriteKind::Delete { id: target.clone() }, json!({}))));
+            let (updated, deleted) = (updating.join().expect("no panic"), deleting.join().expect("no panic"));
+            assert!(deleted.is_ok(), "{deleted:?}");
+            // Either the update came first (and the delete unlinked it) or it found the list gone.
+            match updated {
+                Ok(_) => {}
+                Err(StoreError::MissingRefs(v)) => assert_eq!(v[0].code, ErrorCode::InvalidRef),
+                Err(e) => panic!("round {round}: {e:?}"),
+            }
+        });
+        let stored = &a.get_many(&schema, "cards", std::slice::from_ref(&card)).expect("read")[0];
+        assert_eq!(stored["list"], json!(""), "round {round}: no ref to a deleted list");
+    }
+    assert_eq!(deadlocks(&mut admin) - before, 0, "no deadlock");
+}
+
+#[test]
+fn the_approval_bound_holds_when_nodes_issue_at_once() {
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let call = crate::store::ApprovedCall { approver: "agent".into(), operation: "purge".into(), params: Map::new() };
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let (node, call) = (if i % 2 == 0 { &a } else { &b }, call.clone());
+            s.spawn(move || {
+                let approval = crate::store::Approval {
+                    key: format!("k{i}"),
+                    call,
+                    expires: format!("2026-09-21 14:{:02}:00.000Z", 10 + i),
+                    used: false,
+                };
+                node.issue_approval(&approval, "2026-09-21 14:00:00.000Z", 2).expect("issued");
+            });
+        }
+    });
+    let kept: i64 = db.client().query_one("SELECT COUNT(*) FROM _a2app_approvals", &[]).expect("count").get(0);
+    assert_eq!(kept, 2);
+}
+
+#[test]
+fn expired_idempotency_keys_are_purged_as_on_sqlite() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    for day in 0..3 {
+        let mut w = create("lists", &format!("l{day}"), json!({"name": "Keyed"}));
+        w.key = Some(format!("key-{day}"));
+        w.now = at(day * 24 * 3600 + day);
+        run(&store, &schema, w).expect("stored");
+    }
+    let keys: Vec<String> = db
+        .client()
+        .query("SELECT key FROM _a2app_keys ORDER BY key", &[])
+        .expect("read")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(keys, ["key-2"], "the keys of the days before are gone");
+}
+
+#[test]
+fn emails_fold_ascii_letters_only_as_sqlite_nocase_does() {
+    let db = Database::new();
+    let schema = schema(json!({"entities": {"users": {"fields": {
+        "email": {"type": "string"}, "emailVisibility": {"type": "boolean"}
+    }}}}));
+    let store = ready(&db, &schema);
+    let mut upper = create("users", "u1", json!({"email": "Éva@Example.com"}));
+    upper.password_hash = Some("h1".into());
+    run(&store, &schema, upper).expect("stored");
+    let mut lower = create("users", "u2", json!({"email": "éva@example.com"}));
+    lower.password_hash = Some("h2".into());
+    run(&store, &schema, lower).expect("another user: É and é are different letters to NOCASE");
+    let found = |email: &str| store.credentials(&schema, email).expect("read").map(|c| c.user_id);
+    assert_eq!(found("ÉVA@EXAMPLE.COM").as_deref(), Some("u1"));
+    assert_eq!(found("éva@EXAMPLE.com").as_deref(), Some("u2"));
+    let twin = run(&store, &schema, create("users", "u3", json!({"email": "ÉVA@example.COM"})));
+    assert!(matches!(twin, Err(StoreError::NotUnique(_))), "{twin:?}");
+}
+
+#[test]
+fn stored_values_count_as_data_by_their_type_when_a_type_changes() {
+    let db = Database::new();
+    let before = schema(json!({"entities": {"notes": {"fields": {
+        "flag": {"type": "boolean"}, "doc": {"type": "json"}, "word": {"type": "string"},
+        "n": {"type": "number"}, "zero_doc": {"type": "json"}
+    }}}}));
+    let store = ready(&db, &before);
+    run(
+        &store,
+        &before,
+        create("notes", "n1", json!({"flag": false, "doc": false, "word": "false", "n": 0, "zero_doc": 0})),
+    )
+    .expect("stored");
+    let after = schema(json!({"entities": {"notes": {"fields": {
+        "flag": {"type": "string"}, "doc": {"type": "string"}, "word": {"type": "number"},
+        "n": {"type": "string"}, "zero_doc": {"type": "string"}
+    }}}}));
+    let Err(StoreError::MigrationRefused(why)) = store.migrate(&after, false) else { panic!("refused") };
+    assert_eq!(
+        why,
+        [
+            "changing the type of notes.doc from json to string would reinterpret 1 stored values",
+            "changing the type of notes.word from string to number would reinterpret 1 stored values",
+        ],
+        "a false boolean, a zero and a json 0 are empty; a json false and the text \"false\" are not"
+    );
+}
+
+#[test]
+fn a_text_with_u0000_is_refused_naming_its_field_and_nothing_is_written() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let refused = run(&store, &schema, create("lists", "l1", json!({"name": "a\u{0}b"})));
+    let Err(StoreError::Unstorable(v)) = refused else { panic!("refused: {refused:?}") };
+    assert_eq!(v.len(), 1);
+    assert_eq!((v[0].code, v[0].field.as_deref()), (ErrorCode::InvalidString, Some("name")));
+    assert_eq!(store.get_many(&schema, "lists", &["l1".into()]).expect("read").len(), 0);
+    // Elsewhere (an OAuth client's name), PostgreSQL's refusal is the same error.
+    let client = crate::store::OAuthClient {
+        id: "c1".into(),
+        name: "bad\u{0}name".into(),
+        redirect_uris: vec![],
+        used: "2026-09-21 14:00:00.000Z".into(),
+    };
+    let Err(StoreError::Unstorable(v)) = store.register_client(&client, 10) else { panic!("refused") };
+    assert_eq!(v[0].code, ErrorCode::InvalidString);
+}
+
+#[test]
+fn a_large_integral_number_comes_back_as_an_integer() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let written =
+        run(&store, &schema, create("cards", "c1", json!({"points": 9_500_000_000_000_000_i64}))).expect("stored");
+    assert_eq!(serde_json::to_string(&written.row["points"]).expect("text"), "9500000000000000");
+}

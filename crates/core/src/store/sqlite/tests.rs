@@ -429,3 +429,38 @@ fn a_scheduled_run_is_claimed_only_from_the_last_run_it_saw() {
     assert!(store.claim_run("nightly", Some(day1), day2).expect("claimed"));
     assert_eq!(store.last_run("nightly").expect("read").as_deref(), Some(day2));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stored_values_count_as_data_by_their_type_when_a_type_changes() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = SqliteStore::open(&dir.path().join("data.db")).expect("the store opens");
+    let before: Arc<Schema> = Arc::new(
+        serde_json::from_value(json!({"entities": {"notes": {"fields": {
+            "flag": {"type": "boolean"}, "doc": {"type": "json"}, "word": {"type": "string"},
+            "n": {"type": "number"}, "zero_doc": {"type": "json"}
+        }}}}))
+        .expect("valid"),
+    );
+    store.migrate(&before, false).expect("applies");
+    let mut w = create("x", "Hello");
+    w.entity = "notes".into();
+    w.values = json!({"flag": false, "doc": false, "word": "false", "n": 0, "zero_doc": 0})
+        .as_object()
+        .cloned()
+        .expect("an object");
+    store.write(&before, w).await.expect("answered").expect("stored");
+    let after: Schema = serde_json::from_value(json!({"entities": {"notes": {"fields": {
+        "flag": {"type": "string"}, "doc": {"type": "string"}, "word": {"type": "number"},
+        "n": {"type": "string"}, "zero_doc": {"type": "string"}
+    }}}}))
+    .expect("valid");
+    let Err(StoreError::MigrationRefused(why)) = store.migrate(&after, false) else { panic!("refused") };
+    // The same answer as the PostgreSQL store's (`postgres::tests`).
+    assert_eq!(
+        why,
+        [
+            "changing the type of notes.doc from json to string would reinterpret 1 stored values",
+            "changing the type of notes.word from string to number would reinterpret 1 stored values",
+        ]
+    );
+}
