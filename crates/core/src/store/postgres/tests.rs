@@ -1383,3 +1383,26 @@ fn a_large_integral_number_comes_back_as_an_integer() {
         run(&store, &schema, create("cards", "c1", json!({"points": 9_500_000_000_000_000_i64}))).expect("stored");
     assert_eq!(serde_json::to_string(&written.row["points"]).expect("text"), "9500000000000000");
 }
+
+#[test]
+fn grant_asks_from_two_nodes_at_once_keep_the_pending_bounds() {
+    use crate::store::GrantRoom;
+    let db = Database::new();
+    let schema = board();
+    let (a, b) = (ready(&db, &schema), ready(&db, &schema));
+    let rooms: Vec<GrantRoom> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..8)
+            .map(|i| {
+                let node = if i % 2 == 0 { &a } else { &b };
+                s.spawn(move || {
+                    let g = grant(&format!("g{i}"), "fp-same", None);
+                    node.ask_grant(&g, LIMITS, &receipt("ask", &g.id), None).expect("judged")
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().expect("no panic")).collect()
+    });
+    assert_eq!(rooms.iter().filter(|r| **r == GrantRoom::Asked).count(), 2, "{rooms:?}");
+    assert_eq!(rooms.iter().filter(|r| **r == GrantRoom::KeyFull).count(), 6, "{rooms:?}");
+    assert_eq!(a.grants(None, 10).expect("read").len(), 2);
+}
