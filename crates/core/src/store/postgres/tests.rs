@@ -38,6 +38,27 @@ impl Database {
     fn client(&self) -> postgres::Client {
         self.config.connect(NoTls).expect("a test connection")
     }
+
+    /// A node whose connections carry an application name of their own
+    /// (`<name> change listener`, `<name> node`), to find them on the server.
+    fn named_node(&self, prefix: &str) -> (PostgresStore, String) {
+        let mut config = self.config.clone();
+        let name = format!("{prefix}-{}", self.name);
+        config.application_name(&name);
+        (PostgresStore::open(config).expect("a node"), name)
+    }
+
+    /// Ends the server's connections with this application name, as a
+    /// restart or a network cut would: how many.
+    fn cut(&self, application_name: &str) -> i64 {
+        self.client()
+            .query_one(
+                "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+                &[&application_name],
+            )
+            .expect("terminated")
+            .get(0)
+    }
 }
 
 impl Drop for Database {
@@ -1027,23 +1048,12 @@ fn a_listener_that_lost_its_connection_catches_up_on_what_it_missed() {
     let db = Database::new();
     let schema = board();
     let writer = ready(&db, &schema);
-    let mut config = db.config.clone();
-    let name = format!("listener-{}", db.name);
-    config.application_name(&name);
-    let node = PostgresStore::open(config).expect("a node");
+    let (node, name) = db.named_node("listener");
     let (_listener, heard) = listening(&node);
     list(&writer, &schema, "l1", "Before");
     assert_eq!(next_change(&heard).record["id"], json!("l1"));
     // The server ends the listener's connection; writes go on meanwhile.
-    let ended: i64 = db
-        .client()
-        .query_one(
-            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-            &[&format!("{name} change listener")],
-        )
-        .expect("terminated")
-        .get(0);
-    assert_eq!(ended, 1);
+    assert_eq!(db.cut(&format!("{name} change listener")), 1);
     list(&writer, &schema, "l2", "While away");
     list(&writer, &schema, "l3", "While away too");
     let caught: Vec<serde_json::Value> = (0..2).map(|_| next_change(&heard).record["id"].clone()).collect();
@@ -1105,20 +1115,9 @@ fn a_listener_cut_off_before_its_first_change_still_hears_what_was_written_meanw
     let db = Database::new();
     let schema = board();
     let writer = ready(&db, &schema);
-    let mut config = db.config.clone();
-    let name = format!("early-{}", db.name);
-    config.application_name(&name);
-    let node = PostgresStore::open(config).expect("a node");
+    let (node, name) = db.named_node("early");
     let (_listener, heard) = listening(&node);
-    let ended: i64 = db
-        .client()
-        .query_one(
-            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-            &[&format!("{name} change listener")],
-        )
-        .expect("terminated")
-        .get(0);
-    assert_eq!(ended, 1);
+    assert_eq!(db.cut(&format!("{name} change listener")), 1);
     list(&writer, &schema, "l1", "While away");
     std::thread::sleep(std::time::Duration::from_millis(1500));
     list(&writer, &schema, "l2", "Back");
@@ -1187,10 +1186,7 @@ fn a_live_node_that_lost_its_liveness_connection_takes_its_lock_again() {
     use protocol::operation::JobState;
     let db = Database::new();
     let schema = board();
-    let mut config = db.config.clone();
-    let name = format!("live-{}", db.name);
-    config.application_name(&name);
-    let live = PostgresStore::open(config).expect("a node");
+    let (live, name) = db.named_node("live");
     live.migrate(&schema, false).expect("migrated");
     let mut running = job("jl", "2026-09-21 14:13:20.000Z");
     running.state = JobState::Running;
