@@ -43,6 +43,7 @@ use protocol::schema::Schema;
 use r2d2_postgres::PostgresConnectionManager;
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 
@@ -103,7 +104,7 @@ impl Fail {
             {
                 StoreError::Unstorable(vec![protocol::Violation::new(
                     protocol::ErrorCode::InvalidString,
-                    "a text holds a character PostgreSQL cannot store (U+0000)",
+                    "a text holds a character PostgreSQL cannot hold (U+0000)",
                 )])
             }
             // The database's own words go to the server's log; the caller
@@ -120,7 +121,8 @@ impl From<postgres::Error> for StoreError {
 }
 
 /// A database error in full: its own `Display` says only "db error" for
-/// what the server answered, leaving out the code and the message.
+/// what the server answered, leaving out the code and the message, and
+/// nothing of the cause of a failed connection.
 pub(crate) fn describe(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => {
@@ -133,7 +135,15 @@ pub(crate) fn describe(e: &postgres::Error) -> String {
             }
             text
         }
-        None => format!("PostgreSQL: {e}"),
+        None => {
+            let mut text = format!("PostgreSQL: {e}");
+            let mut cause = std::error::Error::source(e);
+            while let Some(c) = cause {
+                text.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            text
+        }
     }
 }
 
@@ -158,6 +168,13 @@ pub(crate) fn lock(tx: &mut Transaction<'_>, lock: Lock) -> Result<(), Fail> {
     Ok(())
 }
 
+/// Whether a lookup key holds U+0000, which PostgreSQL's `text` cannot: such
+/// a key names nothing stored, and a lookup answers so without asking (as the
+/// SQLite store finds nothing), instead of the error PostgreSQL would raise.
+fn nul(key: &str) -> bool {
+    key.contains('\0')
+}
+
 /// A queued write, run by the writer thread.
 type Job = Box<dyn FnOnce(&Pool) + Send>;
 
@@ -179,6 +196,29 @@ impl PostgresStore {
     /// Connects to the database `config` names (a `postgres://` URL or
     /// libpq's `key=value` form parse into one) and checks that it answers.
     pub fn open(config: postgres::Config) -> Result<PostgresStore, StoreError> {
+        let mut config = config;
+        // A connection cut without a word (a crashed server, a NAT's idle
+        // timeout) fails within about fifteen seconds instead of TCP's hours:
+        // the listener and the liveness lock depend on noticing.
+        config
+            .connect_timeout(Duration::from_secs(10))
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10))
+            .keepalives_interval(Duration::from_secs(2))
+            .keepalives_retries(3)
+            .tcp_user_timeout(Duration::from_secs(15));
+        // One connection first: a wrong address or database answers at once,
+        // with the server's reason, where the pool would wait and say less.
+        let mut first = config
+            .connect(NoTls)
+            .map_err(|e| StoreError::Internal(format!("cannot connect to PostgreSQL: {}", describe(&e))))?;
+        let encoding: String = first.query_one("SHOW server_encoding", &[])?.get(0);
+        if encoding != "UTF8" {
+            return Err(StoreError::Internal(format!(
+                "the PostgreSQL database is encoded {encoding}; a2app needs UTF8 (CREATE DATABASE … ENCODING 'UTF8')"
+            )));
+        }
+        drop(first);
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(2))
@@ -250,6 +290,8 @@ impl PostgresStore {
     /// Rows of one entity by id, in no particular order; missing ids are skipped.
     pub fn get_many(&self, schema: &Schema, entity_name: &str, ids: &[String]) -> Result<Vec<Row>, StoreError> {
         let ent = entity(schema, entity_name)?;
+        // An id PostgreSQL's text cannot hold names no record, as on SQLite.
+        let ids: Vec<&String> = ids.iter().filter(|id| !nul(id)).collect();
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -273,6 +315,9 @@ impl PostgresStore {
     ) -> Result<Vec<String>, StoreError> {
         let ent = entity(schema, entity_name)?;
         let Some(spec) = ent.fields.get(field) else { return Ok(Vec::new()) };
+        if nul(target) {
+            return Ok(Vec::new());
+        }
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let sql = format!(
             "SELECT \"id\" FROM {} WHERE {} LIMIT $2",
@@ -331,6 +376,9 @@ impl PostgresStore {
 
     /// The id, password hash and token key of the user with this email.
     pub fn credentials(&self, schema: &Schema, email: &str) -> Result<Option<Credentials>, StoreError> {
+        if nul(email) {
+            return Ok(None);
+        }
         if !crate::auth::has_users(schema) {
             return Ok(None);
         }
@@ -362,6 +410,9 @@ impl PostgresStore {
     }
 
     pub fn job(&self, id: &str) -> Result<Option<protocol::operation::Job>, StoreError> {
+        if nul(id) {
+            return Ok(None);
+        }
         operations::job(&mut *self.connection()?, id).map_err(Fail::into_store)
     }
 
@@ -403,6 +454,9 @@ impl PostgresStore {
 
     /// One surface's state, if it exists.
     pub fn surface(&self, id: &str) -> Result<Option<a2app_a2ui::Surface>, StoreError> {
+        if nul(id) {
+            return Ok(None);
+        }
         surfaces::get(&mut *self.connection()?, id).map_err(Fail::into_store)
     }
 
@@ -425,6 +479,9 @@ impl PostgresStore {
 
     /// One request, if it exists.
     pub fn request(&self, id: &str) -> Result<Option<protocol::request::AgentRequest>, StoreError> {
+        if nul(id) {
+            return Ok(None);
+        }
         requests::get(&mut *self.connection()?, id).map_err(Fail::into_store)
     }
 
@@ -460,6 +517,9 @@ impl PostgresStore {
     }
 
     pub fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError> {
+        if nul(id) {
+            return Ok(None);
+        }
         grants::get(&mut *self.connection()?, id).map_err(Fail::into_store)
     }
 
@@ -500,11 +560,17 @@ impl PostgresStore {
     }
 
     pub fn oauth_client(&self, id: &str) -> Result<Option<OAuthClient>, StoreError> {
+        if nul(id) {
+            return Ok(None);
+        }
         oauth::client(&mut *self.connection()?, id).map_err(Fail::into_store)
     }
 
     /// The authorization request behind an OAuth grant.
     pub fn auth_request(&self, grant_id: &str) -> Result<Option<AuthRequest>, StoreError> {
+        if nul(grant_id) {
+            return Ok(None);
+        }
         oauth::request(&mut *self.connection()?, grant_id).map_err(Fail::into_store)
     }
 
@@ -541,6 +607,9 @@ impl PostgresStore {
 
     /// The current token key of a user.
     pub fn token_key(&self, user_id: &str) -> Result<Option<String>, StoreError> {
+        if nul(user_id) {
+            return Ok(None);
+        }
         let found =
             self.connection()?.query_opt("SELECT token_key FROM _a2app_auth WHERE user_id = $1", &[&user_id])?;
         Ok(found.map(|r| r.get(0)))

@@ -156,8 +156,9 @@ impl Tables for Postgres<'_, '_> {
     }
 
     /// What counts as empty is what the SQLite store counts (`'', 0, '[]',
-    /// 'null'`, a false boolean being 0 there), by the column's type: a json
-    /// `false` or `""` holds something, as it does in SQLite.
+    /// 'null'`, a false boolean being 0 there, and a text `'0'`, `'[]'` or
+    /// `'null'` too), by the column's type: a json `false` or `""` holds
+    /// something, as it does in SQLite.
     fn rows_holding(&mut self, table: &str, column: &str) -> Result<i64, Fail> {
         let c = quote(column);
         let kind: Option<String> = self
@@ -175,7 +176,8 @@ impl Tables for Postgres<'_, '_> {
             Some("json") => format!(
                 "{c}::text NOT IN ('null', '[]') AND NOT (json_typeof({c}) = 'number' AND {c}::text::double precision = 0)"
             ),
-            _ => format!("{c}::text <> ''"),
+            // As SQLite compares a TEXT column with the integer 0: as the text '0'.
+            _ => format!("{c}::text NOT IN ('', '0', '[]', 'null')"),
         };
         let sql = format!("SELECT COUNT(*) FROM {} WHERE {c} IS NOT NULL AND {holds}", quote(table));
         Ok(self.0.query_one(&sql, &[])?.get(0))

@@ -18,18 +18,19 @@ use serde_json::{Map, Value};
 
 /// The write, its key, its password change, its audit entry: the receipt.
 pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> Result<Written, Fail> {
+    let id = match &write.kind {
+        WriteKind::Create { id } | WriteKind::Update { id, .. } | WriteKind::Delete { id } => id,
+    };
+    // The key first, as on SQLite: a repeated request is told so, whatever else.
+    if let Some(key) = &write.key {
+        claim_key(tx, &write.entity, key, id, write.now)?;
+    }
     if write.rule.is_some() {
         // Rules compile to SQLite's SQL only so far (ARCHITECTURE.md, "The
         // PostgreSQL store"): refusing is better than writing unchecked.
         return Err(StoreError::Internal("the PostgreSQL store does not check rules yet".into()).into());
     }
-    let id = match &write.kind {
-        WriteKind::Create { id } | WriteKind::Update { id, .. } | WriteKind::Delete { id } => id,
-    };
     unstorable(schema, write)?;
-    if let Some(key) = &write.key {
-        claim_key(tx, &write.entity, key, id, write.now)?;
-    }
     let (row, action) = apply(tx, cache, schema, write)?;
     if let Some(hash) = &write.password_hash {
         tx.execute(
@@ -46,26 +47,39 @@ pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write:
     Ok(Written { row, receipt })
 }
 
-/// PostgreSQL's `text` cannot hold U+0000, which the guard lets through (the
-/// SQLite store keeps it): each text field holding one is named, and nothing
-/// is written.
+/// Values the guard lets through (and the SQLite store keeps) that this
+/// store's columns cannot hold as given: U+0000 in a text (PostgreSQL's
+/// `text` refuses it), and an integer beyond 2^53 (a `double precision`
+/// would round it, and the read-back, comparing numbers as such, would not
+/// see it). Each is named, and nothing is written.
 fn unstorable(schema: &Schema, write: &Write) -> Result<(), Fail> {
+    const EXACT: u64 = 1 << 53;
     let ent = entity(schema, &write.entity)?;
     let violations: Vec<protocol::Violation> = write
         .values
         .iter()
-        .filter(|(field, value)| {
-            ent.fields.get(*field).is_some_and(|f| row::column_type(&f.kind) == "text")
-                && value.as_str().is_some_and(|s| s.contains('\0'))
-        })
-        .map(|(field, value)| {
-            protocol::Violation::new(
-                protocol::ErrorCode::InvalidString,
-                format!("\"{field}\" holds U+0000, which PostgreSQL cannot store"),
-            )
-            .field(field.clone())
-            .expected("text without the character U+0000")
-            .got(value.clone())
+        .filter_map(|(field, value)| {
+            let column = row::column_type(&ent.fields.get(field)?.kind);
+            let (code, message, expected) = match value {
+                Value::String(s) if column == "text" && s.contains('\0') => (
+                    protocol::ErrorCode::InvalidString,
+                    format!("\"{field}\" holds U+0000, which PostgreSQL cannot store"),
+                    "text without the character U+0000",
+                ),
+                Value::Number(n)
+                    if column == "double precision"
+                        && (n.as_u64().is_some_and(|u| u > EXACT)
+                            || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT)) =>
+                {
+                    (
+                        protocol::ErrorCode::InvalidNumber,
+                        format!("\"{field}\" is an integer beyond 2^53, which this store cannot hold exactly"),
+                        "an integer between -2^53 and 2^53",
+                    )
+                }
+                _ => return None,
+            };
+            Some(protocol::Violation::new(code, message).field(field.clone()).expected(expected).got(value.clone()))
         })
         .collect();
     if violations.is_empty() { Ok(()) } else { Err(StoreError::Unstorable(violations).into()) }

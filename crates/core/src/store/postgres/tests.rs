@@ -1325,18 +1325,22 @@ fn stored_values_count_as_data_by_their_type_when_a_type_changes() {
     let db = Database::new();
     let before = schema(json!({"entities": {"notes": {"fields": {
         "flag": {"type": "boolean"}, "doc": {"type": "json"}, "word": {"type": "string"},
-        "n": {"type": "number"}, "zero_doc": {"type": "json"}
+        "n": {"type": "number"}, "zero_doc": {"type": "json"}, "zero_word": {"type": "string"}
     }}}}));
     let store = ready(&db, &before);
     run(
         &store,
         &before,
-        create("notes", "n1", json!({"flag": false, "doc": false, "word": "false", "n": 0, "zero_doc": 0})),
+        create(
+            "notes",
+            "n1",
+            json!({"flag": false, "doc": false, "word": "false", "n": 0, "zero_doc": 0, "zero_word": "0"}),
+        ),
     )
     .expect("stored");
     let after = schema(json!({"entities": {"notes": {"fields": {
         "flag": {"type": "string"}, "doc": {"type": "string"}, "word": {"type": "number"},
-        "n": {"type": "string"}, "zero_doc": {"type": "string"}
+        "n": {"type": "string"}, "zero_doc": {"type": "string"}, "zero_word": {"type": "number"}
     }}}}));
     let Err(StoreError::MigrationRefused(why)) = store.migrate(&after, false) else { panic!("refused") };
     assert_eq!(
@@ -1345,7 +1349,7 @@ fn stored_values_count_as_data_by_their_type_when_a_type_changes() {
             "changing the type of notes.doc from json to string would reinterpret 1 stored values",
             "changing the type of notes.word from string to number would reinterpret 1 stored values",
         ],
-        "a false boolean, a zero and a json 0 are empty; a json false and the text \"false\" are not"
+        "a false boolean, a zero, a json 0 and the text \"0\" are empty; a json false and the text \"false\" are not"
     );
 }
 
@@ -1371,15 +1375,79 @@ fn a_text_with_u0000_is_refused_naming_its_field_and_nothing_is_written() {
 }
 
 #[test]
-fn a_large_integral_number_comes_back_as_an_integer() {
+fn integers_are_kept_exactly_up_to_2_53_and_refused_beyond() {
     let db = Database::new();
     let schema = board();
     let store = ready(&db, &schema);
     let written =
-        run(&store, &schema, create("cards", "c1", json!({"points": 9_500_000_000_000_000_i64}))).expect("stored");
-    assert_eq!(serde_json::to_string(&written.row["points"]).expect("text"), "9500000000000000");
+        run(&store, &schema, create("cards", "c1", json!({"points": 9_007_199_254_740_992_i64}))).expect("stored");
+    assert_eq!(serde_json::to_string(&written.row["points"]).expect("text"), "9007199254740992");
+    let beyond = run(&store, &schema, create("cards", "c2", json!({"points": 9_007_199_254_740_993_i64})));
+    let Err(StoreError::Unstorable(v)) = beyond else { panic!("refused: {beyond:?}") };
+    assert_eq!((v[0].code, v[0].field.as_deref()), (ErrorCode::InvalidNumber, Some("points")));
+    assert_eq!(store.get_many(&schema, "cards", &["c2".into()]).expect("read").len(), 0);
 }
 
+#[test]
+fn apps_in_other_schemas_of_the_database_are_not_heard() {
+    let (mine, theirs) = (Database::new(), Database::new());
+    let schema = board();
+    let (a, b) = (ready(&mine, &schema), ready(&theirs, &schema));
+    list(&a, &schema, "old", "Before the listener");
+    let (_listener, heard) = listening(&a);
+    list(&b, &schema, "theirs", "Another app");
+    assert!(
+        heard.recv_timeout(std::time::Duration::from_millis(500)).is_err(),
+        "another app's write is not this app's news"
+    );
+    list(&a, &schema, "mine", "This app");
+    assert_eq!(next_change(&heard).record["id"], json!("mine"));
+    assert!(heard.recv_timeout(std::time::Duration::from_millis(300)).is_err());
+}
+
+#[test]
+fn a_listener_started_before_the_migration_says_why_at_once() {
+    let db = Database::new();
+    let store = db.node();
+    let started = std::time::Instant::now();
+    let refused = store.listen(|_| {});
+    let Err(StoreError::Internal(why)) = refused else { panic!("refused") };
+    assert!(why.contains("_a2app_changes") && why.contains("42P01"), "{why}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn lookups_by_a_key_holding_u0000_find_nothing_as_on_sqlite() {
+    let db = Database::new();
+    let schema = schema(json!({"entities": {"users": {"fields": {
+        "email": {"type": "string"}, "emailVisibility": {"type": "boolean"}
+    }}}}));
+    let store = ready(&db, &schema);
+    let key = "a\u{0}b";
+    assert_eq!(store.grant(key).expect("read"), None);
+    assert_eq!(store.oauth_client(key).expect("read"), None);
+    assert_eq!(store.credentials(&schema, key).expect("read"), None);
+    assert_eq!(store.request(key).expect("read"), None);
+    assert_eq!(store.surface(key).expect("read"), None);
+    assert_eq!(store.job(key).expect("read"), None);
+    assert_eq!(store.token_key(key).expect("read"), None);
+    assert_eq!(store.auth_request(key).expect("read"), None);
+    assert_eq!(store.get_many(&schema, "users", &[key.to_owned()]).expect("read"), Vec::<Row>::new());
+}
+
+#[test]
+fn a_repeated_request_is_told_so_before_anything_else() {
+    let db = Database::new();
+    let schema = board();
+    let store = ready(&db, &schema);
+    let mut first = create("lists", "l1", json!({"name": "Keyed"}));
+    first.key = Some("k".into());
+    run(&store, &schema, first).expect("stored");
+    let mut again = create("lists", "l2", json!({"name": "bad\u{0}"}));
+    again.key = Some("k".into());
+    let refused = run(&store, &schema, again);
+    assert!(matches!(&refused, Err(StoreError::DuplicateRequest { id }) if id == "l1"), "{refused:?}");
+}
 #[test]
 fn grant_asks_from_two_nodes_at_once_keep_the_pending_bounds() {
     use crate::store::GrantRoom;

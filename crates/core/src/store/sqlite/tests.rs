@@ -437,21 +437,21 @@ async fn stored_values_count_as_data_by_their_type_when_a_type_changes() {
     let before: Arc<Schema> = Arc::new(
         serde_json::from_value(json!({"entities": {"notes": {"fields": {
             "flag": {"type": "boolean"}, "doc": {"type": "json"}, "word": {"type": "string"},
-            "n": {"type": "number"}, "zero_doc": {"type": "json"}
+            "n": {"type": "number"}, "zero_doc": {"type": "json"}, "zero_word": {"type": "string"}
         }}}}))
         .expect("valid"),
     );
     store.migrate(&before, false).expect("applies");
     let mut w = create("x", "Hello");
     w.entity = "notes".into();
-    w.values = json!({"flag": false, "doc": false, "word": "false", "n": 0, "zero_doc": 0})
+    w.values = json!({"flag": false, "doc": false, "word": "false", "n": 0, "zero_doc": 0, "zero_word": "0"})
         .as_object()
         .cloned()
         .expect("an object");
     store.write(&before, w).await.expect("answered").expect("stored");
     let after: Schema = serde_json::from_value(json!({"entities": {"notes": {"fields": {
         "flag": {"type": "string"}, "doc": {"type": "string"}, "word": {"type": "number"},
-        "n": {"type": "string"}, "zero_doc": {"type": "string"}
+        "n": {"type": "string"}, "zero_doc": {"type": "string"}, "zero_word": {"type": "number"}
     }}}}))
     .expect("valid");
     let Err(StoreError::MigrationRefused(why)) = store.migrate(&after, false) else { panic!("refused") };
