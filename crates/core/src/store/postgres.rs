@@ -42,7 +42,7 @@ use protocol::Violation;
 use protocol::schema::Schema;
 use r2d2_postgres::PostgresConnectionManager;
 use serde_json::{Map, Value};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
@@ -50,11 +50,6 @@ type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 /// Connections kept for reads and writes; PostgreSQL's default allows 100
 /// per server, shared by every node.
 const POOL_SIZE: u32 = 16;
-/// Threads running queued writes, each in its own transaction. One: so
-/// `OnCommit` sees this node's writes in commit order, as its contract says
-/// (several would commit and announce in either order). A node's writes are
-/// bounded by one commit at a time; nodes add up.
-const WRITERS: usize = 1;
 /// How often a transaction PostgreSQL aborted for a deadlock or a
 /// serialization failure is run again before the error is the answer.
 const RETRIES: usize = 3;
@@ -187,8 +182,12 @@ pub struct PostgresStore {
     node: i64,
     _liveness: operations::Liveness,
     pool: Pool,
-    /// The writer threads' queue; they stop when the store is dropped.
-    jobs: Mutex<mpsc::Sender<Job>>,
+    /// The writer thread's queue; it stops when the store is dropped. One
+    /// thread, each write in its own transaction: so `OnCommit` sees this
+    /// node's writes in commit order, as its contract says (several threads
+    /// would commit and announce in either order). A node's writes are
+    /// bounded by one commit at a time; nodes add up.
+    jobs: mpsc::Sender<Job>,
     sql: Arc<SqlCache>,
 }
 
@@ -226,31 +225,19 @@ impl PostgresStore {
             .build(PostgresConnectionManager::new(config.clone(), NoTls))
             .map_err(|e| StoreError::Internal(format!("cannot connect to PostgreSQL: {e}")))?;
         let (jobs, queue) = mpsc::channel::<Job>();
-        let queue = Arc::new(Mutex::new(queue));
-        for n in 0..WRITERS {
-            let (queue, pool) = (Arc::clone(&queue), pool.clone());
-            std::thread::Builder::new()
-                .name(format!("a2app-pg-writer-{n}"))
-                .spawn(move || {
-                    loop {
-                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                        let Ok(job) = next else { return };
-                        job(&pool);
-                    }
-                })
-                .map_err(|e| StoreError::Internal(format!("cannot start a writer thread: {e}")))?;
-        }
+        let writer_pool = pool.clone();
+        std::thread::Builder::new()
+            .name("a2app-pg-writer".into())
+            .spawn(move || {
+                while let Ok(job) = queue.recv() {
+                    job(&writer_pool);
+                }
+            })
+            .map_err(|e| StoreError::Internal(format!("cannot start the writer thread: {e}")))?;
         // Any number will do but one a live node holds: a clash is as likely as two equal random i64.
         let node = rand::random::<i64>();
         let liveness = operations::Liveness::hold(&config, node).map_err(Fail::into_store)?;
-        Ok(PostgresStore {
-            config,
-            node,
-            _liveness: liveness,
-            pool,
-            jobs: Mutex::new(jobs),
-            sql: Arc::new(SqlCache::new("$1")),
-        })
+        Ok(PostgresStore { config, node, _liveness: liveness, pool, jobs, sql: Arc::new(SqlCache::new("$1")) })
     }
 
     fn connection(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StoreError> {
@@ -281,9 +268,9 @@ impl PostgresStore {
             }
             let _ = answer.send(done);
         });
-        // A send fails only when every writer thread is gone; the dropped
+        // A send fails only when the writer thread is gone; the dropped
         // answer then reads as a closed channel.
-        let _ = self.jobs.lock().unwrap_or_else(|e| e.into_inner()).send(job);
+        let _ = self.jobs.send(job);
         pending
     }
 

@@ -7,6 +7,7 @@ use super::*;
 use crate::store::WriteKind;
 use protocol::ErrorCode;
 use serde_json::json;
+use std::sync::Mutex;
 
 const DEFAULT_URL: &str = "host=127.0.0.1 port=5432 user=postgres dbname=postgres";
 
