@@ -1,9 +1,10 @@
 //! A record write in one transaction, as the SQLite store's `apply` does it,
-//! with the locks that keep it right while other nodes write: the row it
-//! changes is locked before it is read, the records its refs name are locked
-//! against deletion until it commits, and a delete locks its row before it
-//! unlinks the records pointing at it, so a ref made meanwhile waits and then
-//! finds the record gone.
+//! with the locks that keep it right while other nodes write: the records its
+//! refs name are locked against deletion until it commits; an update then
+//! locks its row and compares its version again; a delete locks its row
+//! before it unlinks the records pointing at it, so a ref made meanwhile
+//! waits and then finds the record gone. Every path takes a referenced record
+//! before the rows pointing at it, so an update and a delete cannot deadlock.
 
 use super::row::{self, Param};
 use super::{Fail, quote};
