@@ -36,16 +36,118 @@ use crate::store::{
     AuditEntry, AuthRequest, CodeUse, Credentials, GrantConflict, GrantLimits, GrantRoom, GrantStep, IssuedToken,
     Migration, OAuthClient, OAuthTokens, Pending, Rendered, Row, StoreError, TokenGrant, Write, Written,
 };
+use postgres::Statement;
 use postgres::error::SqlState;
-use postgres::{NoTls, Transaction};
+use postgres::types::ToSql;
+use postgres::{GenericClient, NoTls, Transaction};
 use protocol::Violation;
 use protocol::schema::Schema;
 use r2d2_postgres::PostgresConnectionManager;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+type Pool = r2d2::Pool<Manager>;
+
+/// A pooled connection and the statements prepared on it, by their text: a
+/// statement run again (every write runs the same ten or so) is sent once
+/// prepared, not parsed and planned anew, which took a round trip each.
+pub(crate) struct Conn {
+    client: postgres::Client,
+    statements: HashMap<String, Statement>,
+    /// The migration count these statements were prepared under, and the
+    /// store's count now.
+    prepared_under: u64,
+    migrations: Arc<AtomicU64>,
+}
+
+impl std::ops::Deref for Conn {
+    type Target = postgres::Client;
+    fn deref(&self) -> &postgres::Client {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut postgres::Client {
+        &mut self.client
+    }
+}
+
+/// r2d2's manager for [`Conn`]: the `postgres` one, plus an empty cache.
+pub(crate) struct Manager {
+    inner: PostgresConnectionManager<NoTls>,
+    /// Bumped by every migration: statements prepared before are dropped,
+    /// since a changed table can make one unusable.
+    migrations: Arc<AtomicU64>,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = Conn;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<Conn, postgres::Error> {
+        let prepared_under = self.migrations.load(Ordering::SeqCst);
+        let migrations = Arc::clone(&self.migrations);
+        Ok(Conn { client: self.inner.connect()?, statements: HashMap::new(), prepared_under, migrations })
+    }
+
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), postgres::Error> {
+        self.inner.is_valid(&mut conn.client)
+    }
+
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        self.inner.has_broken(&mut conn.client)
+    }
+}
+
+/// A transaction whose statements are prepared once per connection (see
+/// [`Conn`]); [`Tx::raw`] for statements run once (DDL) or for code that
+/// takes any client.
+pub(crate) struct Tx<'a> {
+    inner: Transaction<'a>,
+    statements: &'a mut HashMap<String, Statement>,
+}
+
+type Params<'p> = [&'p (dyn ToSql + Sync)];
+
+impl<'a> Tx<'a> {
+    fn prepared(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+        if let Some(found) = self.statements.get(sql) {
+            return Ok(found.clone());
+        }
+        let statement = self.inner.prepare(sql)?;
+        self.statements.insert(sql.to_owned(), statement.clone());
+        Ok(statement)
+    }
+
+    pub fn execute(&mut self, sql: &str, params: &Params<'_>) -> Result<u64, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.inner.execute(&statement, params)
+    }
+
+    pub fn query(&mut self, sql: &str, params: &Params<'_>) -> Result<Vec<postgres::Row>, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.inner.query(&statement, params)
+    }
+
+    pub fn query_one(&mut self, sql: &str, params: &Params<'_>) -> Result<postgres::Row, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.inner.query_one(&statement, params)
+    }
+
+    pub fn query_opt(&mut self, sql: &str, params: &Params<'_>) -> Result<Option<postgres::Row>, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.inner.query_opt(&statement, params)
+    }
+
+    /// The transaction itself, its statements not kept.
+    pub fn raw(&mut self) -> &mut Transaction<'a> {
+        &mut self.inner
+    }
+}
 
 /// Connections kept for reads and writes; PostgreSQL's default allows 100
 /// per server, shared by every node.
@@ -158,7 +260,7 @@ pub(crate) enum Lock {
 }
 
 /// Takes `lock` until the transaction ends; other nodes taking it wait.
-pub(crate) fn lock(tx: &mut Transaction<'_>, lock: Lock) -> Result<(), Fail> {
+pub(crate) fn lock(tx: &mut impl GenericClient, lock: Lock) -> Result<(), Fail> {
     tx.execute("SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", &[&(lock as i32)])?;
     Ok(())
 }
@@ -182,6 +284,8 @@ pub struct PostgresStore {
     node: i64,
     _liveness: operations::Liveness,
     pool: Pool,
+    /// Bumped by every migration (see [`Manager`]).
+    migrations: Arc<AtomicU64>,
     /// The writer thread's queue; it stops when the store is dropped. One
     /// thread, each write in its own transaction: so `OnCommit` sees this
     /// node's writes in commit order, as its contract says (several threads
@@ -218,11 +322,15 @@ impl PostgresStore {
             )));
         }
         drop(first);
+        let migrations = Arc::new(AtomicU64::new(0));
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(2))
             .connection_timeout(std::time::Duration::from_secs(10))
-            .build(PostgresConnectionManager::new(config.clone(), NoTls))
+            .build(Manager {
+                inner: PostgresConnectionManager::new(config.clone(), NoTls),
+                migrations: Arc::clone(&migrations),
+            })
             .map_err(|e| StoreError::Internal(format!("cannot connect to PostgreSQL: {e}")))?;
         let (jobs, queue) = mpsc::channel::<Job>();
         let writer_pool = pool.clone();
@@ -237,10 +345,18 @@ impl PostgresStore {
         // Any number will do but one a live node holds: a clash is as likely as two equal random i64.
         let node = rand::random::<i64>();
         let liveness = operations::Liveness::hold(&config, node).map_err(Fail::into_store)?;
-        Ok(PostgresStore { config, node, _liveness: liveness, pool, jobs, sql: Arc::new(SqlCache::new("$1")) })
+        Ok(PostgresStore {
+            config,
+            node,
+            _liveness: liveness,
+            pool,
+            migrations,
+            jobs,
+            sql: Arc::new(SqlCache::new("$1")),
+        })
     }
 
-    fn connection(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StoreError> {
+    fn connection(&self) -> Result<r2d2::PooledConnection<Manager>, StoreError> {
         self.pool.get().map_err(|e| StoreError::Internal(format!("no PostgreSQL connection: {e}")))
     }
 
@@ -253,7 +369,11 @@ impl PostgresStore {
     /// Brings the database to `schema` (see `migrate`).
     pub fn migrate(&self, schema: &Schema, allow_destructive: bool) -> Result<Migration, StoreError> {
         self.sql.clear();
-        transaction(&self.pool, |tx| migrate::migrate(tx, schema, allow_destructive))
+        let done = transaction(&self.pool, |tx| migrate::migrate(tx.raw(), schema, allow_destructive));
+        // Whatever the outcome: a failed migration's DDL is rolled back, but
+        // a statement prepared during it would name what was never made.
+        self.migrations.fetch_add(1, Ordering::SeqCst);
+        done
     }
 
     /// One write with its read-back, idempotency key and audit entry, in one
@@ -323,13 +443,12 @@ impl PostgresStore {
         values: &Map<String, Value>,
     ) -> Result<Vec<Violation>, StoreError> {
         let ent = entity(schema, entity_name)?;
-        let mut conn = self.connection()?;
-        let mut tx = conn.transaction()?;
-        match records::check_refs(&mut tx, ent, values, false) {
+        // A read: its transaction commits nothing.
+        transaction(&self.pool, |tx| match records::check_refs(tx, ent, values, false) {
             Ok(()) => Ok(Vec::new()),
             Err(Fail::Store(StoreError::MissingRefs(v))) => Ok(v),
-            Err(e) => Err(e.into_store()),
-        }
+            Err(e) => Err(e),
+        })
     }
 
     /// Audit entries stored after `since` (a wire-form time), oldest first.
@@ -387,7 +506,7 @@ impl PostgresStore {
 
     /// Replaces a job's persisted state.
     pub fn put_job(&self, job: &protocol::operation::Job) -> Result<(), StoreError> {
-        operations::put_job(&mut *self.connection()?, job, self.node).map_err(Fail::into_store)
+        operations::put_job(&mut **self.connection()?, job, self.node).map_err(Fail::into_store)
     }
 
     /// At a node's start: the queued and running jobs of nodes that are
@@ -400,23 +519,23 @@ impl PostgresStore {
         if nul(id) {
             return Ok(None);
         }
-        operations::job(&mut *self.connection()?, id).map_err(Fail::into_store)
+        operations::job(&mut **self.connection()?, id).map_err(Fail::into_store)
     }
 
     /// When a scheduled operation last ran, if ever.
     pub fn last_run(&self, operation: &str) -> Result<Option<String>, StoreError> {
-        operations::last_run(&mut *self.connection()?, operation).map_err(Fail::into_store)
+        operations::last_run(&mut **self.connection()?, operation).map_err(Fail::into_store)
     }
 
     /// Records `at` as the last run if the stored one is still `seen`: true
     /// when this node claimed the run.
     pub fn claim_run(&self, operation: &str, seen: Option<&str>, at: &str) -> Result<bool, StoreError> {
-        operations::claim_run(&mut *self.connection()?, operation, seen, at).map_err(Fail::into_store)
+        operations::claim_run(&mut **self.connection()?, operation, seen, at).map_err(Fail::into_store)
     }
 
     /// Appends an audit entry that is not a record write (an operation run).
     pub fn audit(&self, receipt: &protocol::receipt::Receipt) -> Result<(), StoreError> {
-        operations::audit(&mut *self.connection()?, receipt).map_err(Fail::into_store)
+        operations::audit(&mut **self.connection()?, receipt).map_err(Fail::into_store)
     }
 
     /// Stores a new approval key.
@@ -444,12 +563,12 @@ impl PostgresStore {
         if nul(id) {
             return Ok(None);
         }
-        surfaces::get(&mut *self.connection()?, id).map_err(Fail::into_store)
+        surfaces::get(&mut **self.connection()?, id).map_err(Fail::into_store)
     }
 
     /// Every surface's id and when it last changed, newest first.
     pub fn surfaces(&self) -> Result<Vec<(String, String)>, StoreError> {
-        surfaces::list(&mut *self.connection()?).map_err(Fail::into_store)
+        surfaces::list(&mut **self.connection()?).map_err(Fail::into_store)
     }
 
     /// Adds a request to the app-to-agent queue unless its asker has
@@ -469,7 +588,7 @@ impl PostgresStore {
         if nul(id) {
             return Ok(None);
         }
-        requests::get(&mut *self.connection()?, id).map_err(Fail::into_store)
+        requests::get(&mut **self.connection()?, id).map_err(Fail::into_store)
     }
 
     /// A page of requests and how many match the filter.
@@ -477,7 +596,7 @@ impl PostgresStore {
         &self,
         filter: &crate::store::RequestFilter,
     ) -> Result<(Vec<protocol::request::AgentRequest>, u64), StoreError> {
-        requests::list(&mut *self.connection()?, filter).map_err(Fail::into_store)
+        requests::list(&mut **self.connection()?, filter).map_err(Fail::into_store)
     }
 
     /// Moves a request on (claim, answer, cancel), atomically against its
@@ -507,12 +626,12 @@ impl PostgresStore {
         if nul(id) {
             return Ok(None);
         }
-        grants::get(&mut *self.connection()?, id).map_err(Fail::into_store)
+        grants::get(&mut **self.connection()?, id).map_err(Fail::into_store)
     }
 
     /// Newest first: all grants, or those acting for `acts_for`.
     pub fn grants(&self, acts_for: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError> {
-        grants::list(&mut *self.connection()?, acts_for, limit).map_err(Fail::into_store)
+        grants::list(&mut **self.connection()?, acts_for, limit).map_err(Fail::into_store)
     }
 
     /// Approves, denies or revokes a grant if its stored state allows it.
@@ -538,7 +657,7 @@ impl PostgresStore {
 
     /// The active grant a live token (by its hash) belongs to.
     pub fn grant_by_token(&self, hash: &str, now: &str) -> Result<Option<TokenGrant>, StoreError> {
-        grants::by_token(&mut *self.connection()?, hash, now).map_err(Fail::into_store)
+        grants::by_token(&mut **self.connection()?, hash, now).map_err(Fail::into_store)
     }
 
     /// Registers an OAuth client, or stores it again with a new `used`.
@@ -550,7 +669,7 @@ impl PostgresStore {
         if nul(id) {
             return Ok(None);
         }
-        oauth::client(&mut *self.connection()?, id).map_err(Fail::into_store)
+        oauth::client(&mut **self.connection()?, id).map_err(Fail::into_store)
     }
 
     /// The authorization request behind an OAuth grant.
@@ -558,12 +677,12 @@ impl PostgresStore {
         if nul(grant_id) {
             return Ok(None);
         }
-        oauth::request(&mut *self.connection()?, grant_id).map_err(Fail::into_store)
+        oauth::request(&mut **self.connection()?, grant_id).map_err(Fail::into_store)
     }
 
     /// Gives an approved OAuth grant its authorization code (by hash).
     pub fn set_auth_code(&self, grant_id: &str, code_hash: &str, expires: &str) -> Result<(), StoreError> {
-        oauth::set_code(&mut *self.connection()?, grant_id, code_hash, expires).map_err(Fail::into_store)
+        oauth::set_code(&mut **self.connection()?, grant_id, code_hash, expires).map_err(Fail::into_store)
     }
 
     /// Spends an authorization code, once across every node.
@@ -584,12 +703,12 @@ impl PostgresStore {
 
     /// The grant and audience a live refresh token belongs to.
     pub fn refresh_grant(&self, hash: &str, now: &str) -> Result<Option<(String, String)>, StoreError> {
-        oauth::refresh_grant(&mut *self.connection()?, hash, now).map_err(Fail::into_store)
+        oauth::refresh_grant(&mut **self.connection()?, hash, now).map_err(Fail::into_store)
     }
 
     /// The grant an access or refresh token was issued for, expired or not.
     pub fn token_grant(&self, hash: &str) -> Result<Option<String>, StoreError> {
-        oauth::token_grant(&mut *self.connection()?, hash).map_err(Fail::into_store)
+        oauth::token_grant(&mut **self.connection()?, hash).map_err(Fail::into_store)
     }
 
     /// The current token key of a user.
@@ -606,15 +725,21 @@ impl PostgresStore {
 /// Runs `work` in a transaction on a pooled connection and commits it; a
 /// refusal rolls it back. A transaction PostgreSQL aborted in favour of a
 /// competing one runs again, up to [`RETRIES`] times.
-fn transaction<T>(pool: &Pool, mut work: impl FnMut(&mut Transaction<'_>) -> Result<T, Fail>) -> Result<T, StoreError> {
+fn transaction<T>(pool: &Pool, mut work: impl FnMut(&mut Tx<'_>) -> Result<T, Fail>) -> Result<T, StoreError> {
     let mut conn = pool.get().map_err(|e| StoreError::Internal(format!("no PostgreSQL connection: {e}")))?;
+    let migrations = conn.migrations.load(Ordering::SeqCst);
+    if conn.prepared_under != migrations {
+        conn.statements.clear();
+        conn.prepared_under = migrations;
+    }
     let mut attempt = 0;
     loop {
         attempt += 1;
         let outcome = (|| {
-            let mut tx = conn.transaction()?;
+            let Conn { client, statements, .. } = &mut *conn;
+            let mut tx = Tx { inner: client.transaction()?, statements };
             let value = work(&mut tx)?;
-            tx.commit()?;
+            tx.inner.commit()?;
             Ok::<_, Fail>(value)
         })();
         match outcome {

@@ -17,11 +17,12 @@
 //! in the order they began). Changes are kept ten minutes, as long as a
 //! listener may take to come back.
 
+use super::Tx;
 use super::{Fail, describe};
 use crate::realtime::Action;
 use crate::store::StoreError;
+use postgres::NoTls;
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{NoTls, Transaction};
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -57,7 +58,7 @@ static LAST_PURGE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::
 
 /// Stores a write's change and announces it, in the write's transaction.
 pub(super) fn record(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     now: jiff::Timestamp,
     action: &str,
     entity: &str,

@@ -7,12 +7,13 @@
 //! refused.
 //! Asks hold an advisory lock, so the pending bounds hold across nodes.
 
+use super::Tx;
 use super::{Fail, oauth, operations};
 use crate::store::grants;
 use crate::store::{
     AuthRequest, GrantConflict, GrantLimits, GrantRoom, GrantStep, IssuedToken, StoreError, TokenGrant,
 };
-use postgres::{GenericClient, Row, Transaction};
+use postgres::{GenericClient, Row};
 use protocol::grant::{Grant, GrantStatus};
 use protocol::receipt::Receipt;
 
@@ -47,7 +48,7 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 /// Pending grants nobody answered in time become expired.
-fn expire(tx: &mut Transaction<'_>, now: &str) -> Result<(), Fail> {
+fn expire(tx: &mut Tx<'_>, now: &str) -> Result<(), Fail> {
     tx.execute(
         "UPDATE _a2app_grants SET status = 'expired', updated = $1 WHERE status = 'pending' AND expires <= $1",
         &[&now],
@@ -58,13 +59,13 @@ fn expire(tx: &mut Transaction<'_>, now: &str) -> Result<(), Fail> {
 /// Adds a pending grant unless its key, or all keys together, have as many
 /// waiting as `limits` allow; past `limits.keep` closed grants, the oldest go.
 pub fn ask(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     g: &Grant,
     limits: GrantLimits,
     audit: &Receipt,
     request: Option<&AuthRequest>,
 ) -> Result<GrantRoom, Fail> {
-    super::lock(tx, super::Lock::Grants)?;
+    super::lock(tx.raw(), super::Lock::Grants)?;
     expire(tx, &g.created)?;
     // The fingerprint stands for the key, or for an OAuth client.
     let mine: i64 = tx
@@ -105,7 +106,7 @@ pub fn ask(
         &[&as_i64(limits.keep)],
     )?;
     oauth::forget_closed(tx)?;
-    operations::audit(tx, audit)?;
+    operations::audit(tx.raw(), audit)?;
     Ok(GrantRoom::Asked)
 }
 
@@ -118,7 +119,7 @@ pub fn get(db: &mut impl GenericClient, id: &str) -> Result<Option<Grant>, Fail>
 /// revocation waits for the token (and deletes it) or comes first (and the
 /// token is refused), and two tokens of one grant count each other against
 /// its bound.
-pub(super) fn locked(tx: &mut Transaction<'_>, id: &str, lock: &str) -> Result<Option<Grant>, Fail> {
+pub(super) fn locked(tx: &mut Tx<'_>, id: &str, lock: &str) -> Result<Option<Grant>, Fail> {
     let sql = format!("SELECT {COLUMNS} FROM _a2app_grants WHERE id = $1 {lock}");
     tx.query_opt(&sql, &[&id])?.map(|r| read(&r)).transpose()
 }
@@ -137,7 +138,7 @@ pub fn list(db: &mut impl GenericClient, acts_for: Option<&str>, limit: u64) -> 
 
 /// Applies one step to grant `id` if its state allows it.
 pub fn step(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: &str,
     step: &GrantStep,
     now: &str,
@@ -154,12 +155,12 @@ pub fn step(
         "UPDATE _a2app_grants SET status = $2, acts_for = $3, scopes = $4, updated = $5 WHERE id = $1",
         &[&g.id, &g.status.as_str(), &g.acts_for, &json(&g.scopes)?, &g.updated],
     )?;
-    operations::audit(tx, audit)?;
+    operations::audit(tx.raw(), audit)?;
     Ok(Ok(g))
 }
 
 /// Deletes every token of a grant: access, refresh, and a code not yet traded.
-pub(super) fn end_tokens(tx: &mut Transaction<'_>, id: &str) -> Result<(), Fail> {
+pub(super) fn end_tokens(tx: &mut Tx<'_>, id: &str) -> Result<(), Fail> {
     tx.execute("DELETE FROM _a2app_grant_tokens WHERE grant_id = $1", &[&id])?;
     tx.execute("DELETE FROM _a2app_refresh_tokens WHERE grant_id = $1", &[&id])?;
     tx.execute("UPDATE _a2app_oauth_requests SET code_hash = NULL, code_expires = NULL WHERE grant_id = $1", &[&id])?;
@@ -168,12 +169,7 @@ pub(super) fn end_tokens(tx: &mut Transaction<'_>, id: &str) -> Result<(), Fail>
 
 /// Records a signed nonce and stores a new token's hash, if the grant is
 /// active and the nonce was not signed before.
-pub fn issue(
-    tx: &mut Transaction<'_>,
-    t: &IssuedToken,
-    now: &str,
-    max_tokens: u64,
-) -> Result<Result<(), GrantConflict>, Fail> {
+pub fn issue(tx: &mut Tx<'_>, t: &IssuedToken, now: &str, max_tokens: u64) -> Result<Result<(), GrantConflict>, Fail> {
     let Some(g) = locked(tx, &t.grant_id, "FOR NO KEY UPDATE")? else { return Ok(Err(GrantConflict::NotFound)) };
     if g.status != GrantStatus::Active {
         return Ok(Err(GrantConflict::Decided(g.status)));
@@ -205,7 +201,7 @@ pub fn by_token(db: &mut impl GenericClient, hash: &str, now: &str) -> Result<Op
 /// Stores an access token's hash; past `max_tokens` live tokens of the
 /// grant, the oldest go.
 pub(super) fn add_token(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     grant_id: &str,
     hash: &str,
     expires: &str,

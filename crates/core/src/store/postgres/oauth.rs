@@ -5,15 +5,16 @@
 //! is locked while it is judged, so each works once across every node.
 
 use super::Fail;
+use super::Tx;
 use super::grants::{self, as_i64};
 use crate::store::{AuthRequest, CodeUse, GrantConflict, OAuthClient, OAuthTokens, StoreError};
-use postgres::{GenericClient, Row, Transaction};
+use postgres::{GenericClient, Row};
 use protocol::grant::GrantStatus;
 
-pub fn register(tx: &mut Transaction<'_>, client: &OAuthClient, max: u64) -> Result<(), Fail> {
+pub fn register(tx: &mut Tx<'_>, client: &OAuthClient, max: u64) -> Result<(), Fail> {
     // With grant asks: a client whose first grant another node is asking
     // for is not pruned as grantless meanwhile.
-    super::lock(tx, super::Lock::Grants)?;
+    super::lock(tx.raw(), super::Lock::Grants)?;
     let uris = serde_json::to_string(&client.redirect_uris).map_err(|e| StoreError::Internal(e.to_string()))?;
     // A metadata document's client is stored again each time it is read.
     tx.execute(
@@ -46,7 +47,7 @@ pub fn client(db: &mut impl GenericClient, id: &str) -> Result<Option<OAuthClien
     }))
 }
 
-pub(super) fn add_request(tx: &mut Transaction<'_>, r: &AuthRequest) -> Result<(), Fail> {
+pub(super) fn add_request(tx: &mut Tx<'_>, r: &AuthRequest) -> Result<(), Fail> {
     tx.execute(
         "INSERT INTO _a2app_oauth_requests (grant_id, client_id, redirect_uri, challenge, state, audience) \
          VALUES ($1, $2, $3, $4, $5, $6)",
@@ -56,7 +57,7 @@ pub(super) fn add_request(tx: &mut Transaction<'_>, r: &AuthRequest) -> Result<(
 }
 
 /// Requests whose grant is gone (closed grants are pruned) go with it.
-pub(super) fn forget_closed(tx: &mut Transaction<'_>) -> Result<(), Fail> {
+pub(super) fn forget_closed(tx: &mut Tx<'_>) -> Result<(), Fail> {
     tx.execute(
         "DELETE FROM _a2app_oauth_requests r WHERE NOT EXISTS (SELECT 1 FROM _a2app_grants g WHERE g.id = r.grant_id)",
         &[],
@@ -93,7 +94,7 @@ pub fn set_code(db: &mut impl GenericClient, grant_id: &str, code_hash: &str, ex
 /// The request a live code was issued for, spent in the same statement that
 /// finds it; until the code would have expired it is kept as `spent_code`,
 /// and presenting it again is a replay (see `sqlite::oauth::take_code`).
-pub fn take_code(tx: &mut Transaction<'_>, code_hash: &str, now: &str) -> Result<CodeUse, Fail> {
+pub fn take_code(tx: &mut Tx<'_>, code_hash: &str, now: &str) -> Result<CodeUse, Fail> {
     let spent = tx.query_opt(
         &format!(
             "UPDATE _a2app_oauth_requests SET code_hash = NULL, spent_code = $1 \
@@ -120,7 +121,7 @@ pub fn take_code(tx: &mut Transaction<'_>, code_hash: &str, now: &str) -> Result
 /// the refresh token traded for them must be live and unused; one used
 /// before ends all of the grant's tokens.
 pub fn issue(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     t: &OAuthTokens,
     spent: Option<&str>,
     now: &str,

@@ -11,8 +11,9 @@
 //! no more: its unfinished jobs are the ones a starting node interrupts.
 
 use super::Fail;
+use super::Tx;
 use crate::store::{Approval, ApprovedCall, Refusal, StoreError};
-use postgres::{GenericClient, Transaction};
+use postgres::GenericClient;
 use protocol::operation::Job;
 use protocol::receipt::Receipt;
 
@@ -22,12 +23,12 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 
 /// Persists a new job; with an `Idempotency-Key`, claimed in the same
 /// transaction for the operation (scope `_ops/<name>`, a name no entity has).
-pub fn create_job(tx: &mut Transaction<'_>, job: &Job, key: Option<&str>, node: i64) -> Result<(), Fail> {
+pub fn create_job(tx: &mut Tx<'_>, job: &Job, key: Option<&str>, node: i64) -> Result<(), Fail> {
     if let Some(key) = key {
         let now = crate::datetime::parse(&job.created_at).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         super::records::claim_key(tx, &format!("_ops/{}", job.operation), key, &job.id, now)?;
     }
-    put_job(tx, job, node)
+    put_job(tx.raw(), job, node)
 }
 
 /// Stores a job's state as the node running it (`node`) last saw it.
@@ -43,7 +44,7 @@ pub fn put_job(db: &mut impl GenericClient, job: &Job, node: i64) -> Result<(), 
 
 /// Every queued or running job of a node that is gone becomes interrupted,
 /// keeping its last progress; the jobs of live nodes run on. How many.
-pub fn interrupt_jobs(tx: &mut Transaction<'_>, now: &str) -> Result<u64, Fail> {
+pub fn interrupt_jobs(tx: &mut Tx<'_>, now: &str) -> Result<u64, Fail> {
     // A node's key is free when nobody holds it: taking it (and letting go
     // at once, in the same statement) tells a gone node from a live one.
     let stale = tx.query(
@@ -157,9 +158,9 @@ pub fn audit(db: &mut impl GenericClient, receipt: &Receipt) -> Result<(), Fail>
 
 /// Stores a new approval key; expired keys go first, and past `max` pending
 /// keys, the ones expiring soonest.
-pub fn issue_approval(tx: &mut Transaction<'_>, approval: &Approval, now: &str, max: usize) -> Result<(), Fail> {
+pub fn issue_approval(tx: &mut Tx<'_>, approval: &Approval, now: &str, max: usize) -> Result<(), Fail> {
     // The bound counts what the node before stored.
-    super::lock(tx, super::Lock::Approvals)?;
+    super::lock(tx.raw(), super::Lock::Approvals)?;
     tx.execute("DELETE FROM _a2app_approvals WHERE expires <= $1", &[&now])?;
     let pending: i64 = tx.query_one("SELECT COUNT(*) FROM _a2app_approvals", &[])?.get(0);
     let excess = pending.saturating_add(1).saturating_sub(i64::try_from(max).unwrap_or(i64::MAX));
@@ -184,12 +185,7 @@ pub fn issue_approval(tx: &mut Transaction<'_>, approval: &Approval, now: &str, 
 }
 
 /// Spends the key for this call if it admits it and is unexpired at `now`.
-pub fn spend_approval(
-    tx: &mut Transaction<'_>,
-    key: &str,
-    call: &ApprovedCall,
-    now: &str,
-) -> Result<Result<(), Refusal>, Fail> {
+pub fn spend_approval(tx: &mut Tx<'_>, key: &str, call: &ApprovedCall, now: &str) -> Result<Result<(), Refusal>, Fail> {
     let found = tx.query_opt(
         "SELECT approver, operation, params, expires, used FROM _a2app_approvals WHERE key = $1 AND expires > $2 FOR UPDATE",
         &[&key, &now],

@@ -6,19 +6,19 @@
 //! waits and then finds the record gone. Every path takes a referenced record
 //! before the rows pointing at it, so an update and a delete cannot deadlock.
 
+use super::Tx;
 use super::row::{self, Param};
 use super::{Fail, quote};
 use crate::store::sql::SqlCache;
 use crate::store::verify::{self, entity};
 use crate::store::{KEY_LIFETIME, Row, StoreError, Write, WriteKind, Written};
-use postgres::Transaction;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use protocol::schema::{Entity, FieldType, Schema};
 use serde_json::{Map, Value};
 
 /// The write, its key, its password change, its audit entry: the receipt.
-pub fn write(tx: &mut Transaction<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> Result<Written, Fail> {
+pub fn write(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> Result<Written, Fail> {
     let id = match &write.kind {
         WriteKind::Create { id } | WriteKind::Update { id, .. } | WriteKind::Delete { id } => id,
     };
@@ -93,7 +93,7 @@ static LAST_KEY_PURGE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI
 /// for `id`: an insert that waits for a competing transaction holding the
 /// same key, and takes over an expired one. A live key refuses, naming what
 /// its first use wrote or started.
-pub fn claim_key(tx: &mut Transaction<'_>, scope: &str, key: &str, id: &str, now: jiff::Timestamp) -> Result<(), Fail> {
+pub fn claim_key(tx: &mut Tx<'_>, scope: &str, key: &str, id: &str, now: jiff::Timestamp) -> Result<(), Fail> {
     let cutoff = crate::datetime::format(now.checked_sub(KEY_LIFETIME).unwrap_or(now));
     // Expired keys are purged at most once a minute (by the app's clock), as
     // the SQLite store does; until then a claim takes an expired one over.
@@ -115,12 +115,7 @@ pub fn claim_key(tx: &mut Transaction<'_>, scope: &str, key: &str, id: &str, now
     Err(StoreError::DuplicateRequest { id: first.get(0) }.into())
 }
 
-fn apply(
-    tx: &mut Transaction<'_>,
-    cache: &SqlCache,
-    schema: &Schema,
-    write: &Write,
-) -> Result<(Row, &'static str), Fail> {
+fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> Result<(Row, &'static str), Fail> {
     let name = write.entity.as_str();
     let now = crate::datetime::format(write.now);
     let ent = entity(schema, name)?;
@@ -206,17 +201,12 @@ fn version_matches(if_match: Option<&str>, row: &Row) -> Result<(), Fail> {
     }
 }
 
-fn read(tx: &mut Transaction<'_>, sql: &str, ent: &Entity, id: &str) -> Result<Option<Row>, Fail> {
+fn read(tx: &mut Tx<'_>, sql: &str, ent: &Entity, id: &str) -> Result<Option<Row>, Fail> {
     Ok(tx.query_opt(sql, &[&id])?.map(|r| row::read(ent, &r)).transpose()?)
 }
 
 /// Runs an INSERT or UPDATE of one row, naming the constraint it broke.
-fn execute_row_write(
-    tx: &mut Transaction<'_>,
-    sql: &str,
-    params: &[Param],
-    values: &Map<String, Value>,
-) -> Result<(), Fail> {
+fn execute_row_write(tx: &mut Tx<'_>, sql: &str, params: &[Param], values: &Map<String, Value>) -> Result<(), Fail> {
     let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect();
     match tx.execute(sql, &refs) {
         Ok(_) => Ok(()),
@@ -232,7 +222,7 @@ fn execute_row_write(
 /// Every ref must name an existing record of its entity. With `lock`, the
 /// records found stay locked against deletion (`FOR KEY SHARE`) until the
 /// transaction ends: a delete on another node waits, then unlinks this ref.
-pub fn check_refs(tx: &mut Transaction<'_>, ent: &Entity, values: &Map<String, Value>, lock: bool) -> Result<(), Fail> {
+pub fn check_refs(tx: &mut Tx<'_>, ent: &Entity, values: &Map<String, Value>, lock: bool) -> Result<(), Fail> {
     let mut violations = Vec::new();
     for (field, target, ids) in verify::refs(ent, values) {
         let sql =
@@ -254,7 +244,7 @@ pub fn holds(column: &str, multi: bool) -> String {
 
 /// Before a delete: refs to the record are cleared, as PocketBase does for
 /// optional relations; a required ref to it refuses the delete.
-fn unlink(tx: &mut Transaction<'_>, schema: &Schema, target: &str, id: &str, now: &str) -> Result<(), Fail> {
+fn unlink(tx: &mut Tx<'_>, schema: &Schema, target: &str, id: &str, now: &str) -> Result<(), Fail> {
     for (name, ent) in &schema.entities {
         for (field, spec) in &ent.fields {
             if spec.kind.target() != Some(target) {
@@ -279,7 +269,7 @@ fn unlink(tx: &mut Transaction<'_>, schema: &Schema, target: &str, id: &str, now
 
 /// Writes the audit entry (in the same transaction) and returns the receipt.
 fn audit(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     cache: &SqlCache,
     schema: &Schema,
     write: &Write,

@@ -4,10 +4,11 @@
 //! and one refusal; asks hold an advisory lock, so the open-request bounds
 //! count what the node before stored.
 
+use super::Tx;
 use super::{Fail, operations};
 use crate::store::requests;
 use crate::store::{RequestConflict, RequestFilter, RequestStep, StoreError};
-use postgres::{GenericClient, Row, Transaction};
+use postgres::{GenericClient, Row};
 use protocol::receipt::Receipt;
 use protocol::request::{AgentRequest, RequestStatus};
 use serde_json::{Map, Value};
@@ -47,14 +48,8 @@ fn encode(map: &Map<String, Value>) -> Result<String, StoreError> {
 
 /// Adds a request unless its asker has too many open; past `keep`
 /// requests, the oldest closed ones go.
-pub fn ask(
-    tx: &mut Transaction<'_>,
-    r: &AgentRequest,
-    max_open: u64,
-    keep: u64,
-    audit: &Receipt,
-) -> Result<bool, Fail> {
-    super::lock(tx, super::Lock::Requests)?;
+pub fn ask(tx: &mut Tx<'_>, r: &AgentRequest, max_open: u64, keep: u64, audit: &Receipt) -> Result<bool, Fail> {
+    super::lock(tx.raw(), super::Lock::Requests)?;
     let open: i64 = tx
         .query_one(
             "SELECT COUNT(*) FROM _a2app_requests WHERE status IN ('pending', 'claimed') AND requested_by = $1",
@@ -76,7 +71,7 @@ pub fn ask(
          WHERE status IN ('done', 'failed', 'cancelled') ORDER BY created DESC, id COLLATE \"C\" DESC OFFSET $1)",
         &[&as_i64(keep)],
     )?;
-    operations::audit(tx, audit)?;
+    operations::audit(tx.raw(), audit)?;
     Ok(true)
 }
 
@@ -110,7 +105,7 @@ pub fn list(db: &mut impl GenericClient, f: &RequestFilter) -> Result<(Vec<Agent
 
 /// Applies one step to request `id` if its state allows it.
 pub fn step(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: &str,
     step: &RequestStep,
     now: &str,
@@ -129,6 +124,6 @@ pub fn step(
          failure = $7, claim_hash = $8 WHERE id = $1",
         &[&r.id, &r.status.as_str(), &r.updated, &r.claimed_by, &r.lease_until, &result, &r.failure, &new_hash],
     )?;
-    operations::audit(tx, audit)?;
+    operations::audit(tx.raw(), audit)?;
     Ok(Ok(r))
 }

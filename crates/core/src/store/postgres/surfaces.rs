@@ -6,10 +6,11 @@
 //! app costs nothing a person would notice.
 
 use super::Fail;
+use super::Tx;
 use crate::store::Rendered;
 use crate::store::surfaces::{self, SurfaceRows};
 use a2app_a2ui::{Message, Surface};
-use postgres::{GenericClient, Transaction};
+use postgres::GenericClient;
 
 struct Rows<'d, D>(&'d mut D);
 
@@ -39,9 +40,9 @@ impl<D: GenericClient> SurfaceRows for Rows<'_, D> {
     }
 }
 
-pub fn render(tx: &mut Transaction<'_>, messages: &[Message], now: &str) -> Result<Rendered, Fail> {
-    super::lock(tx, super::Lock::Render)?;
-    surfaces::render(&mut Rows(tx), messages, now)
+pub fn render(tx: &mut Tx<'_>, messages: &[Message], now: &str) -> Result<Rendered, Fail> {
+    super::lock(tx.raw(), super::Lock::Render)?;
+    surfaces::render(&mut Rows(tx.raw()), messages, now)
 }
 
 pub fn get(db: &mut impl GenericClient, id: &str) -> Result<Option<Surface>, Fail> {

@@ -198,6 +198,8 @@ fn a_change_that_loses_data_is_refused_unless_allowed_and_an_empty_one_applies()
     }}));
     let store = ready(&db, &before);
     run(&store, &before, create("notes", "n1", json!({"title": "Kept", "score": 3, "gone": "value"}))).expect("stored");
+    // The statement of this write is prepared for a number in `score`.
+    run(&store, &before, create("notes", "n0", json!({"title": "Zero", "score": 0}))).expect("stored");
     run(&store, &before, create("old", "o1", json!({"x": "y"}))).expect("stored");
     let after = schema(json!({"entities": {
         "notes": {"fields": {"title": {"type": "string"}, "score": {"type": "string"}, "added": {"type": "boolean"}}}
@@ -235,6 +237,12 @@ fn a_change_that_loses_data_is_refused_unless_allowed_and_an_empty_one_applies()
     assert_eq!(row.get("title"), Some(&json!("Kept")));
     assert_eq!(row.get("score"), Some(&json!("")));
     assert_eq!(row.get("added"), Some(&json!(false)));
+    // A write after the migration: the statements prepared for the old
+    // columns (the same text, another type) are not reused.
+    let mut again = create("notes", "n2", json!({"title": "After", "score": "high"}));
+    again.now = at(1);
+    let written = run(&store, &after, again).expect("stored under the new types");
+    assert_eq!(written.row.get("score"), Some(&json!("high")));
 }
 
 #[test]
