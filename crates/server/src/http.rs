@@ -202,6 +202,21 @@ async fn envelope_errors(request: Request, next: Next) -> Response {
     ApiError(error).into_response()
 }
 
+/// A header a write's meaning depends on (`Idempotency-Key`, `If-Match`,
+/// `X-A2App-Approval`): `None` when absent, refused when its bytes are not
+/// printable ASCII. Read as absent, it would run the write without the
+/// protection the caller asked for (a retry stored twice, an update made
+/// unconditional) and answer 200.
+pub(crate) fn meaning_header(headers: &HeaderMap, name: &str) -> Result<Option<String>, Error> {
+    match headers.get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .map(|s| Some(s.to_owned()))
+            .map_err(|_| Error::InvalidQuery(format!("the {name} header must be printable ASCII"))),
+    }
+}
+
 /// What the request tells about its caller.
 pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);

@@ -69,7 +69,9 @@ pub async fn receipts(
 ) -> ApiResult<Response> {
     let who = caller(&state, &headers, Intent::Read).await?;
     a2app_core::records::may_read_receipts(&state.app, &who)?;
-    let q = q.map(|Query(q)| q).unwrap_or_default();
+    // A `limit` that is not a count refuses the whole query: read as absent,
+    // it would take `since` with it and answer the oldest receipts instead.
+    let Query(q) = q.map_err(|e| a2app_core::Error::InvalidQuery(e.body_text()))?;
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let list = a2app_core::records::receipts(&state.app, q.since.as_deref(), limit).await?;
     Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": list })))
@@ -87,7 +89,8 @@ pub async fn actions(
             a2app_core::Error::Unauthorized("the agent log is read with the agent token (X-LUI-Token)".into()).into()
         );
     }
-    let limit = q.map(|Query(q)| q.limit).ok().flatten().unwrap_or(100).clamp(1, 1000) as usize;
+    let Query(q) = q.map_err(|e| a2app_core::Error::InvalidQuery(e.body_text()))?;
+    let limit = q.limit.unwrap_or(100).clamp(1, 1000) as usize;
     let lines = state.app.agent_log.tail(limit).map_err(|e| a2app_core::Error::Internal(e.to_string()))?;
     Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": lines })))
 }

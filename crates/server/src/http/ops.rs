@@ -22,9 +22,9 @@ pub async fn invoke(
 ) -> ApiResult<Response> {
     let caller = caller(&state, &headers, Intent::Write).await?;
     let params = json_body(&headers, &body)?;
-    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let invocation =
-        Invocation::new(params).approval(text("x-a2app-approval")).idempotency_key(text("idempotency-key"));
+    let invocation = Invocation::new(params)
+        .approval(super::meaning_header(&headers, "X-A2App-Approval")?)
+        .idempotency_key(super::meaning_header(&headers, "Idempotency-Key")?);
     Ok(match operations::invoke(&state.app, &caller, &name, invocation).await? {
         Answer::Done(done) => json_response(StatusCode::OK, &done),
         Answer::Started(started) => json_response(StatusCode::ACCEPTED, &started),

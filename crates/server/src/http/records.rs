@@ -1,6 +1,6 @@
 //! The PocketBase-compatible records API.
 
-use super::{ApiResult, State, caller, json_body, json_response};
+use super::{ApiResult, State, caller, json_body, json_response, meaning_header};
 use a2app_core::access::Intent;
 use a2app_core::files::Upload;
 use a2app_core::records::{self, ListParams, Shape, WriteOptions};
@@ -39,20 +39,22 @@ impl From<ShapeQuery> for Shape {
 }
 
 /// `Idempotency-Key` and `If-Match` from the headers.
-fn write_options(headers: &HeaderMap, shape: Shape) -> WriteOptions {
-    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    WriteOptions {
-        key: text("idempotency-key"),
+fn write_options(headers: &HeaderMap, shape: Shape) -> Result<WriteOptions, a2app_core::Error> {
+    Ok(WriteOptions {
+        key: meaning_header(headers, "Idempotency-Key")?,
         // `If-Match` may be quoted like an ETag.
-        if_match: text("if-match").map(|v| v.trim().trim_matches('"').to_owned()),
+        if_match: meaning_header(headers, "If-Match")?.map(|v| v.trim().trim_matches('"').to_owned()),
         shape,
         files: Vec::new(),
-    }
+    })
 }
 
-/// Query strings that do not decode are treated as absent parameters.
-fn query<T: Default>(q: Result<Query<T>, axum::extract::rejection::QueryRejection>) -> T {
-    q.map(|Query(v)| v).unwrap_or_default()
+/// The query's parameters, or `invalid_query` when they do not decode (a key
+/// given twice, as `?filter=a&filter=b`). PocketBase keeps the first value;
+/// dropping the rest, or all of them, would answer a list the caller did not
+/// ask for, and an agent acts on what a list returns.
+fn query<T>(q: Result<Query<T>, axum::extract::rejection::QueryRejection>) -> Result<T, a2app_core::Error> {
+    q.map(|Query(v)| v).map_err(|e| a2app_core::Error::InvalidQuery(e.body_text()))
 }
 
 pub async fn list(
@@ -62,7 +64,7 @@ pub async fn list(
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
     let caller = caller(&state, &headers, Intent::Read).await?;
-    let q = query(q);
+    let q = query(q)?;
     let params = ListParams {
         page: q.page,
         per_page: q.per_page,
@@ -84,7 +86,7 @@ pub async fn view(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
     let caller = caller(&state, &headers, Intent::Read).await?;
-    let record = records::view(&state.app, &caller, &entity, &id, &query(q).into()).await?;
+    let record = records::view(&state.app, &caller, &entity, &id, &query(q)?.into()).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
 
@@ -95,7 +97,7 @@ pub async fn create(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> ApiResult<Response> {
-    let (caller, body, opts) = write_input(&state, &headers, query(q).into(), request).await?;
+    let (caller, body, opts) = write_input(&state, &headers, query(q)?.into(), request).await?;
     let record = records::create(&state.app, &caller, &entity, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -107,7 +109,7 @@ pub async fn update(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> ApiResult<Response> {
-    let (caller, body, opts) = write_input(&state, &headers, query(q).into(), request).await?;
+    let (caller, body, opts) = write_input(&state, &headers, query(q)?.into(), request).await?;
     let record = records::update(&state.app, &caller, &entity, &id, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -118,7 +120,7 @@ pub async fn delete(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let caller = caller(&state, &headers, Intent::Write).await?;
-    records::delete(&state.app, &caller, &entity, &id, &write_options(&headers, Shape::default())).await?;
+    records::delete(&state.app, &caller, &entity, &id, &write_options(&headers, Shape::default())?).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -131,7 +133,7 @@ async fn write_input(
 ) -> ApiResult<(a2app_core::caller::Caller, Value, WriteOptions)> {
     let caller = caller(state, headers, Intent::Write).await?;
     let (body, files) = write_body(headers, request).await?;
-    let mut opts = write_options(headers, shape);
+    let mut opts = write_options(headers, shape)?;
     opts.files = files;
     Ok((caller, body, opts))
 }

@@ -99,6 +99,11 @@ async fn receipts_are_listed_and_agent_writes_are_logged_without_values() {
     assert_eq!(later["items"], json!([]));
     let (status, bad) = t.call("GET", "/api/_a2app/receipts?since=yesterday", None).await;
     assert_eq!((status, bad["code"].as_str()), (400, Some("invalid_query")));
+    // A limit that is not a count refuses the query rather than dropping `since` with it.
+    for path in ["/api/_a2app/receipts?since=2026-07-31&limit=-1", "/api/_a2app/actions?limit=abc"] {
+        let (status, bad) = t.call("GET", path, None).await;
+        assert_eq!((status, bad["code"].as_str()), (400, Some("invalid_query")), "{path}: {bad}");
+    }
 
     let (status, actions) = t.call("GET", "/api/_a2app/actions", None).await;
     assert_eq!(status, 200);

@@ -90,6 +90,21 @@ async fn list_pages_clamp_and_skip_totals() {
 
     let (status, body) = t.call("GET", "/api/collections/lists/records?page=x", None).await;
     assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")));
+
+    // A parameter given twice is refused, not the whole query dropped (which
+    // answered every record, unfiltered) nor its second value.
+    for query in
+        ["filter=name='L01'&filter=name='L02'", "perPage=5&perPage=10", "fields=name&sort=-position&sort=position"]
+    {
+        let (status, body) = t.call("GET", &format!("/api/collections/lists/records?{query}"), None).await;
+        assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")), "{query}: {body}");
+        assert!(body["message"].as_str().unwrap().contains("duplicate field"), "{query}: {body}");
+    }
+    let live = t.create("lists", json!({"name": "live"})).await;
+    let id = live["id"].as_str().unwrap();
+    let (status, body) =
+        t.call("GET", &format!("/api/collections/lists/records/{id}?fields=id&fields=name"), None).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")), "{body}");
 }
 
 #[tokio::test]
@@ -163,6 +178,16 @@ async fn stale_if_match_is_a_version_conflict() {
         .header("If-Match", list["updated"].as_str().unwrap());
     let (status, body) = t.send(req, Some(json!({"name": "B"}))).await;
     assert_eq!((status, body["name"].as_str()), (200, Some("B")));
+    // An If-Match or a key the server cannot read is refused, not ignored
+    // (ignored, the update would run unconditionally, the retry twice).
+    for name in ["If-Match", "Idempotency-Key"] {
+        let bytes = reqwest::header::HeaderValue::from_bytes(b"2026-01-01 \xe9").unwrap();
+        let req = t.http.patch(format!("{}{path}", t.url)).header("X-LUI-Token", &t.token).header(name, bytes);
+        let (status, body) = t.send(req, Some(json!({"name": "C"}))).await;
+        assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")), "{name}: {body}");
+    }
+    let (_, stored) = t.call("GET", &path, None).await;
+    assert_eq!(stored["name"], "B");
 }
 
 #[tokio::test]
