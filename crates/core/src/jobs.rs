@@ -58,11 +58,7 @@ pub async fn start(
     params: Map<String, Value>,
     key: Option<String>,
 ) -> Result<JobStarted, Error> {
-    if let Some(k) = &key
-        && (k.is_empty() || k.len() > records::MAX_KEY_LEN)
-    {
-        return Err(Error::InvalidQuery(format!("Idempotency-Key must be 1 to {} characters", records::MAX_KEY_LEN)));
-    }
+    records::check_key(key.as_deref())?;
     let now = crate::datetime::format(app.clock.now());
     let job = Job {
         id: crate::id::ordered(),

@@ -294,6 +294,7 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
         .find(|o| o.name == name)
         .ok_or_else(|| Error::UnknownOperation(name.to_owned()))?;
     caller.require(protocol::grant::Scope::Operation(op.name.clone()))?;
+    records::check_key(invocation.key.as_deref())?;
     let params = normalize(op, &invocation.params)?;
     if op.destructive && !invocation.scheduled {
         let call = ApprovedCall { approver: approver(caller), operation: op.name.clone(), params: params.clone() };

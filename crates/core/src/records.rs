@@ -61,6 +61,19 @@ pub struct WriteOptions {
 /// The longest `Idempotency-Key` accepted.
 pub const MAX_KEY_LEN: usize = 255;
 
+/// An `Idempotency-Key` is 1 to [`MAX_KEY_LEN`] printable ASCII characters on
+/// every surface: it travels as an HTTP header (to an `http` backend too),
+/// where nothing else can be sent, so a key that could not go on would fail
+/// as an unreachable backend after the caller was told nothing of why.
+pub fn check_key(key: Option<&str>) -> Result<(), Error> {
+    match key {
+        Some(k) if k.is_empty() || k.len() > MAX_KEY_LEN || !k.bytes().all(|b| (0x20..0x7f).contains(&b)) => {
+            Err(Error::InvalidQuery(format!("Idempotency-Key must be 1 to {MAX_KEY_LEN} printable ASCII characters")))
+        }
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn entity<'a>(app: &'a App, name: &str) -> Result<&'a Entity, Error> {
     app.definition.schema.entities.get(name).ok_or_else(|| Error::UnknownEntity(name.to_owned()))
 }
@@ -567,11 +580,7 @@ fn new_write(
     values: Map<String, Value>,
     opts: &WriteOptions,
 ) -> Result<Write, Error> {
-    if let Some(key) = &opts.key
-        && (key.is_empty() || key.len() > MAX_KEY_LEN)
-    {
-        return Err(Error::InvalidQuery(format!("Idempotency-Key must be 1 to {MAX_KEY_LEN} characters")));
-    }
+    check_key(opts.key.as_deref())?;
     let action = match &kind {
         WriteKind::Create { .. } => Action::Create,
         WriteKind::Update { .. } => Action::Update,
@@ -767,5 +776,21 @@ fn parse_bool(v: &str) -> Option<bool> {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_one_to_255_printable_ascii_characters() {
+        for ok in [None, Some("k"), Some("bench-1 2/3"), Some(&*"k".repeat(MAX_KEY_LEN))] {
+            assert!(check_key(ok).is_ok(), "{ok:?}");
+        }
+        for bad in ["", "a\nb", "tab\there", "clé", "\u{7f}", &"k".repeat(MAX_KEY_LEN + 1)] {
+            let e = check_key(Some(bad)).expect_err(bad);
+            assert_eq!(e.to_body().code, protocol::ErrorCode::InvalidQuery, "{bad:?}");
+        }
     }
 }

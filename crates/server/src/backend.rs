@@ -68,6 +68,18 @@ impl HttpBackend {
     }
 }
 
+/// What an `X-A2App-Agent` header may not carry as it is: control bytes (and,
+/// by `utf8_percent_encode`, every non-ASCII byte). `%` itself is escaped so
+/// the backend decodes the header without ambiguity.
+const AGENT_ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
+
+/// The agent's name as a header value: a grant's name may be any plain text
+/// ("Zoë's bot"), which a header cannot hold, so it is percent-encoded (UTF-8)
+/// rather than failing the call as an unreachable backend.
+fn agent_header(agent: &str) -> String {
+    percent_encoding::utf8_percent_encode(agent, AGENT_ESCAPED).to_string()
+}
+
 fn classify(e: reqwest::Error) -> BackendError {
     if e.is_timeout() { BackendError::Timeout } else { BackendError::Unreachable(e.to_string()) }
 }
@@ -92,7 +104,7 @@ impl Backend for HttpBackend {
                 .header("x-a2app-operation", &request.operation)
                 .header("x-a2app-caller", request.caller.label());
             if let Some(agent) = &request.caller.agent {
-                builder = builder.header("x-a2app-agent", agent);
+                builder = builder.header("x-a2app-agent", agent_header(agent));
             }
             if let Some(key) = &request.key {
                 builder = builder.header("idempotency-key", key);
@@ -121,5 +133,22 @@ impl Backend for HttpBackend {
                 .map(Some)
                 .map_err(|e| BackendError::Unreachable(format!("{ROUTES_PATH} is not a list of {{method, path}}: {e}")))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_name_a_header_cannot_hold_is_percent_encoded() {
+        assert_eq!(agent_header("claude-code/1.2 (ci)"), "claude-code/1.2 (ci)");
+        assert_eq!(agent_header("Zoë's bot"), "Zo%C3%AB's bot");
+        assert_eq!(agent_header("50% sure\tnow"), "50%25 sure%09now");
+        for name in ["Zoë's bot", "50% sure\tnow", "\u{1F916}"] {
+            let value = agent_header(name);
+            assert!(reqwest::header::HeaderValue::from_str(&value).is_ok(), "{value}");
+            assert_eq!(percent_encoding::percent_decode_str(&value).decode_utf8().unwrap(), name);
+        }
     }
 }

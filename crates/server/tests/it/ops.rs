@@ -309,6 +309,14 @@ async fn http_executor_calls_the_real_backend() {
         t.http.post(format!("{}/api/ops/echo", t.url)).header("X-LUI-Token", &t.token).header("Idempotency-Key", "k1");
     let (status, body) = t.send(req, Some(json!({}))).await;
     assert_eq!((status, body["result"]["headers"]["idempotency-key"].as_str()), (200, Some("k1")), "{body}");
+    // A key or an approval that is not printable ASCII is refused, not read as absent.
+    for name in ["Idempotency-Key", "X-A2App-Approval"] {
+        let bytes = reqwest::header::HeaderValue::from_bytes(b"cl\xe9").unwrap();
+        let req = t.http.post(format!("{}/api/ops/echo", t.url)).header("X-LUI-Token", &t.token).header(name, bytes);
+        let (status, body) = t.send(req, Some(json!({}))).await;
+        assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")), "{name}: {body}");
+        assert_eq!(body["message"], format!("the {name} header must be printable ASCII"));
+    }
 
     let (status, body) = t.op("search", json!({"q": "milk & eggs", "n": 3})).await;
     assert_eq!(status, 200, "{body}");
