@@ -41,6 +41,23 @@ pub fn object(args: &Map<String, Value>, key: &str, expected: &str) -> Result<Op
     }
 }
 
+/// One violation per argument that `properties` (a tool's `inputSchema`
+/// properties) does not declare, each naming the ones it does. The schemas
+/// say `additionalProperties: false`, but hosts need not check it, and an
+/// argument read as absent changes the call silently: a misspelled `ifMatch`
+/// makes an update unconditional.
+pub fn undeclared(args: &Map<String, Value>, properties: &Map<String, Value>) -> Vec<Violation> {
+    let known = || properties.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
+    args.iter()
+        .filter(|(key, _)| !properties.contains_key(*key))
+        .map(|(key, got)| {
+            Violation::new(ErrorCode::InvalidParam, format!("this tool has no argument {key}; it takes: {}", known()))
+                .field(key)
+                .got(got.clone())
+        })
+        .collect()
+}
+
 /// `key` must be `expected` and was `got`.
 pub fn invalid(key: &str, expected: &str, got: &Value) -> Violation {
     Violation::new(ErrorCode::InvalidParam, format!("{key} must be {expected}"))
@@ -53,6 +70,26 @@ pub fn invalid(key: &str, expected: &str, got: &Value) -> Violation {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn arguments_the_schema_does_not_declare_are_each_refused_by_name() {
+        let properties = json!({"id": {}, "ifMatch": {}}).as_object().cloned().unwrap_or_default();
+        let args = json!({"id": "x", "if_match": "t", "limit": 5}).as_object().cloned().unwrap_or_default();
+        let found: Vec<(Option<String>, String, Option<Value>)> =
+            undeclared(&args, &properties).into_iter().map(|v| (v.field, v.message, v.got)).collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    Some("if_match".into()),
+                    "this tool has no argument if_match; it takes: id, ifMatch".into(),
+                    Some(json!("t"))
+                ),
+                (Some("limit".into()), "this tool has no argument limit; it takes: id, ifMatch".into(), Some(json!(5))),
+            ]
+        );
+        assert!(undeclared(&json!({"ifMatch": "t"}).as_object().cloned().unwrap_or_default(), &properties).is_empty());
+    }
 
     #[test]
     fn each_kind_refuses_the_other_types_by_name() {

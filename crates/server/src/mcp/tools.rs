@@ -337,6 +337,13 @@ pub(crate) async fn call(
     args: Map<String, Value>,
 ) -> Result<CallToolResult, ErrorData> {
     let app = &state.app;
+    let listed = !matches!(name, "run_operation" | "job_status") || !app.definition.operations.is_empty();
+    if let Some(properties) = declared(name).filter(|_| listed) {
+        let unknown = arguments::undeclared(&args, properties);
+        if !unknown.is_empty() {
+            return Ok(failure(&Error::Invalid(unknown)));
+        }
+    }
     let outcome = match name {
         "describe" => describe(app, &args),
         "query" => query(app, origin.caller, &args).await,
@@ -367,6 +374,25 @@ pub(crate) async fn call(
         }
         Err(error) => failure(&error),
     })
+}
+
+/// The arguments a fixed tool declares (the compact surface, `show`,
+/// `run_operation`, `job_status`), built once: their schemas do not depend on
+/// the app. A typed operation tool's arguments are the operation's params,
+/// which core refuses by name when unknown.
+fn declared(name: &str) -> Option<&'static Map<String, Value>> {
+    static FIXED: std::sync::OnceLock<Vec<(String, Map<String, Value>)>> = std::sync::OnceLock::new();
+    let fixed = FIXED.get_or_init(|| {
+        compact()
+            .into_iter()
+            .chain([show_def()])
+            .chain(runner(false))
+            .filter_map(|def| {
+                Some((def["name"].as_str()?.to_owned(), def["inputSchema"]["properties"].as_object()?.clone()))
+            })
+            .collect()
+    });
+    fixed.iter().find(|(n, _)| n == name).map(|(_, properties)| properties)
 }
 
 /// What a tool answered: the structured value, and its text when that is not

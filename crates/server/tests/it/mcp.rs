@@ -175,6 +175,33 @@ async fn app_errors_are_is_error_results_with_every_violation() {
 }
 
 #[tokio::test]
+async fn arguments_a_tool_does_not_declare_are_refused_and_nothing_is_written() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "Before"})).await;
+    let id = list["id"].as_str().unwrap().to_owned();
+    // A misspelled precondition read as absent would make the update unconditional.
+    let r =
+        tool(&t, "update", json!({"entity": "lists", "id": id, "record": {"name": "After"}, "if_match": "x"})).await;
+    assert_eq!(r["isError"], true, "{r}");
+    let envelope = &r["structuredContent"];
+    assert_eq!((envelope["code"].as_str(), envelope["field"].as_str()), (Some("invalid_param"), Some("if_match")));
+    assert_eq!(
+        envelope["message"],
+        "this tool has no argument if_match; it takes: entity, id, record, ifMatch, idempotencyKey"
+    );
+    let (_, stored) = t.call("GET", &format!("/api/collections/lists/records/{id}"), None).await;
+    assert_eq!(stored["name"], "Before");
+    let r = tool(&t, "query", json!({"entity": "cards", "limit": 5, "skipTotal": true})).await;
+    assert_eq!(
+        crate::violations(&r["structuredContent"]),
+        [("invalid_param".to_owned(), "limit".to_owned()), ("invalid_param".to_owned(), "skipTotal".to_owned()),]
+    );
+    // Declared arguments pass.
+    let r = tool(&t, "query", json!({"entity": "cards", "perPage": 5})).await;
+    assert_eq!(r["isError"], false, "{r}");
+}
+
+#[tokio::test]
 async fn idempotency_key_makes_a_create_repeatable() {
     let t = TestApp::kanban().await;
     let args = json!({"entity": "lists", "record": {"name": "Once"}, "idempotencyKey": "k-1"});
