@@ -278,9 +278,11 @@ impl Api {
 
     /// `POST /api/_a2app/surfaces`: A2UI messages, applied all or nothing.
     /// A repeat is harmless: a surface is made again, or set to the same values.
+    /// The surfaces as they now stand, a JSON array.
     pub async fn render_surfaces(&self, messages: &Value, key: &str) -> Result<Value, CallError> {
         let url = self.url("/api/_a2app/surfaces");
-        self.write(Method::POST, &url, Some(messages), key, &[]).await
+        let answer = self.write(Method::POST, &url, Some(messages), key, &[]).await?;
+        array_member(&url, answer, "surfaces")
     }
 
     /// `GET /api/_a2app/surfaces/{id}`: one surface, with what the person entered.
@@ -288,9 +290,10 @@ impl Api {
         self.get_json(&format!("/api/_a2app/surfaces/{}", encode(id)?)).await
     }
 
-    /// `GET /api/_a2app/surfaces`: every surface's id, newest first.
+    /// `GET /api/_a2app/surfaces`: every surface's id, newest first, a JSON array.
     pub async fn surfaces(&self) -> Result<Value, CallError> {
-        self.get_json("/api/_a2app/surfaces").await
+        let path = "/api/_a2app/surfaces";
+        array_member(&self.url(path), self.get_json(path).await?, "items")
     }
 
     /// `GET /api/_a2app/requests?status=`: a page of the app's requests, newest first.
@@ -362,7 +365,7 @@ impl Api {
     /// `GET /api/_a2app/grants/{id}`, without a credential (the id is enough).
     pub async fn grant(&self, id: &str) -> Result<protocol::grant::Grant, CallError> {
         let url = self.url(&format!("/api/_a2app/grants/{}", encode(id)?));
-        let resp = self.plain(Method::GET, &url).send().await.map_err(|e| read_error(&url, &e))?;
+        let resp = unbuilt(self.plain(Method::GET, &url).send().await)?.map_err(|e| read_error(&url, &e))?;
         decode(&url, resp).await
     }
 
@@ -399,7 +402,7 @@ impl Api {
         if let Some(token) = bearer {
             req = req.bearer_auth(token);
         }
-        match req.send().await {
+        match unbuilt(req.send().await)? {
             Ok(resp) => decode(&url, resp).await,
             Err(e) if e.is_connect() => Err(CallError::Unreachable { url, detail: chain(&e) }),
             Err(e) => Err(CallError::OutcomeUnknown { url, detail: chain(&e) }),
@@ -413,13 +416,13 @@ impl Api {
         &self,
         build: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<Result<reqwest::Response, reqwest::Error>, CallError> {
-        let Some(access) = &self.grant else { return Ok(build().send().await) };
+        let Some(access) = &self.grant else { return unbuilt(build().send().await) };
         let token = self.access_token(access).await?;
-        match build().bearer_auth(&token).send().await {
+        match unbuilt(build().bearer_auth(&token).send().await)? {
             Ok(resp) if resp.status() == StatusCode::UNAUTHORIZED => {
                 access.refused(&token);
                 let token = self.access_token(access).await?;
-                Ok(build().bearer_auth(&token).send().await)
+                unbuilt(build().bearer_auth(&token).send().await)
             }
             other => Ok(other),
         }
@@ -489,6 +492,37 @@ impl Api {
                 }
             }
         }
+    }
+}
+
+/// A request reqwest refused to build (a header value with a line break, from
+/// `--agent` or a token) was never sent: that is the caller's argument, not an
+/// unreachable app, and never a write whose outcome is unknown.
+fn unbuilt(
+    sent: Result<reqwest::Response, reqwest::Error>,
+) -> Result<Result<reqwest::Response, reqwest::Error>, CallError> {
+    match sent {
+        Err(e) if e.is_builder() => Err(CallError::BadArgument {
+            field: None,
+            message: format!(
+                "this request cannot be sent as given (an agent name or token must be printable ASCII): {}",
+                chain(&e)
+            ),
+        }),
+        other => Ok(other),
+    }
+}
+
+/// The array under `key` of a 2xx answer: any other document is not the
+/// contract's, and is refused rather than read as an empty list.
+fn array_member(url: &str, mut answer: Value, key: &str) -> Result<Value, CallError> {
+    match answer.get_mut(key).map(Value::take) {
+        Some(list @ Value::Array(_)) => Ok(list),
+        _ => Err(CallError::Unexpected {
+            url: url.into(),
+            status: 200,
+            snippet: format!("not the expected document (no array \"{key}\")"),
+        }),
     }
 }
 

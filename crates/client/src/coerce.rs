@@ -27,7 +27,10 @@ pub struct AppClock {
 impl AppClock {
     pub fn from_identity(identity: &Identity) -> Option<AppClock> {
         let now = parse_wire(&identity.server_now)?;
-        Some(AppClock { now, offset_minutes: identity.server_tz_offset_minutes })
+        // No zone is further than 14 h from UTC; an offset past a day is not
+        // a clock to compute dates with (and minutes * 60 might overflow).
+        let offset_minutes = identity.server_tz_offset_minutes;
+        (offset_minutes.unsigned_abs() <= 24 * 60).then_some(AppClock { now, offset_minutes })
     }
 
     /// The calendar date it is now where the app is.
@@ -488,12 +491,22 @@ pub fn label_filter(label_field: Option<&str>, text: &str) -> String {
     }
 }
 
+/// Why a draft's lookups were not all resolved.
+#[derive(Debug)]
+pub enum Unresolved {
+    /// Labels matching no record or several, each with its candidates.
+    Refused(Vec<Problem>),
+    /// A lookup's call failed (the app unreachable, or refusing the read):
+    /// reported as any other call's failure, with its own code.
+    Call(CallError),
+}
+
 /// Resolves every lookup of `draft` to ids; a label matching no record or
 /// several is refused with the candidates, and the body is not returned.
-pub async fn resolve(api: &Api, describe: &Describe, mut draft: Draft) -> Result<Draft, Vec<Problem>> {
+pub async fn resolve(api: &Api, describe: &Describe, mut draft: Draft) -> Result<Draft, Unresolved> {
     let mut problems = Vec::new();
     for lookup in std::mem::take(&mut draft.lookups) {
-        match resolve_one(api, describe, &lookup).await {
+        match resolve_one(api, describe, &lookup).await.map_err(Unresolved::Call)? {
             Ok(id) => {
                 if id != lookup.text {
                     draft.notes.push(format!("{}: \"{}\" → {id}", lookup.field, lookup.text));
@@ -508,10 +521,11 @@ pub async fn resolve(api: &Api, describe: &Describe, mut draft: Draft) -> Result
             Err(p) => problems.push(p),
         }
     }
-    if problems.is_empty() { Ok(draft) } else { Err(problems) }
+    if problems.is_empty() { Ok(draft) } else { Err(Unresolved::Refused(problems)) }
 }
 
-async fn resolve_one(api: &Api, describe: &Describe, lookup: &Lookup) -> Result<String, Problem> {
+/// The id `lookup` names; `Ok(Err(_))` when no record or several match.
+async fn resolve_one(api: &Api, describe: &Describe, lookup: &Lookup) -> Result<Result<String, Problem>, CallError> {
     let target = describe.entities.get(&lookup.entity);
     let label = target.and_then(|e| e.label.as_deref());
     let page = api
@@ -519,8 +533,7 @@ async fn resolve_one(api: &Api, describe: &Describe, lookup: &Lookup) -> Result<
             &lookup.entity,
             &ListQuery { per_page: Some(10), filter: Some(label_filter(label, &lookup.text)), ..ListQuery::default() },
         )
-        .await
-        .map_err(|e| call_problem(&lookup.field, e))?;
+        .await?;
     let candidate = |item: &Map<String, Value>| Candidate {
         id: item.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(),
         label: label.and_then(|l| item.get(l)).and_then(Value::as_str).unwrap_or_default().to_owned(),
@@ -530,7 +543,7 @@ async fn resolve_one(api: &Api, describe: &Describe, lookup: &Lookup) -> Result<
         Some(l) => format!("{} record has {l}", lookup.entity),
         None => format!("{} record has id", lookup.entity),
     };
-    match found.as_slice() {
+    Ok(match found.as_slice() {
         [one] => Ok(one.id.clone()),
         [] => {
             // The failure path may look further, to say what was probably meant.
@@ -576,23 +589,30 @@ async fn resolve_one(api: &Api, describe: &Describe, lookup: &Lookup) -> Result<
             p.candidates = many.to_vec();
             Err(p)
         }
-    }
-}
-
-fn call_problem(field: &str, e: CallError) -> Problem {
-    match e {
-        CallError::App(body) => {
-            let mut p = Problem::new(body.code, body.message.clone()).field(field);
-            p.got = body.got.clone();
-            p
-        }
-        other => Problem::new(ErrorCode::Internal, other.to_string()).field(field),
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_identity_offset_past_a_day_gives_no_clock() {
+        let identity = |offset: i32| protocol::identity::Identity {
+            a2app: true,
+            protocol: "1.0".into(),
+            adapter_version: "1".into(),
+            app: protocol::identity::AppIdentity { id: "a".into(), name: "A".into(), pb_version: "0.40.6".into() },
+            schema_version: "sv".into(),
+            server_now: "2026-07-30 09:15:00.000Z".into(),
+            server_tz_offset_minutes: offset,
+        };
+        assert_eq!(AppClock::from_identity(&identity(120)).map(|c| c.offset_minutes), Some(120));
+        assert_eq!(AppClock::from_identity(&identity(-24 * 60)).map(|c| c.offset_minutes), Some(-1440));
+        for offset in [24 * 60 + 1, 35_791_395, i32::MAX, i32::MIN] {
+            assert!(AppClock::from_identity(&identity(offset)).is_none(), "{offset}");
+        }
+    }
 
     fn clock(now: &str, offset: i32) -> AppClock {
         AppClock { now: parse_wire(now).unwrap(), offset_minutes: offset }

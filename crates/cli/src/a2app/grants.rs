@@ -84,11 +84,17 @@ pub async fn ask(ctx: &mut Ctx<'_>, words: &[&str]) -> Result<u8, Failure> {
     settle(ctx, &config, decided)
 }
 
+/// The longest `--wait` honoured as given: a year.
+const MAX_WAIT_SECONDS: u64 = 365 * 24 * 3600;
+
 /// Polls the grant until a person decided, the wait ran out or Ctrl-C.
 async fn wait(ctx: &Ctx<'_>, id: &str) -> Result<Grant, Failure> {
     // Twice the job poll (1 s by default): a person takes seconds to decide.
     let every = ctx.env.poll.saturating_mul(2);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(ctx.cli.wait);
+    // A pending grant expires on its own within minutes, so a longer wait
+    // only means "until a decision"; the cap keeps the deadline representable
+    // (an Instant plus u64::MAX seconds overflows).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(ctx.cli.wait.min(MAX_WAIT_SECONDS));
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {

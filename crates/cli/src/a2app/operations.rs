@@ -93,10 +93,12 @@ pub(super) fn params(
         let value = match a.value {
             Input::Raw(v) => v,
             Input::Text(t) => match spec.kind.as_str() {
-                "number" => match t.trim().parse::<f64>() {
-                    Ok(n) if n.fract() == 0.0 && n.abs() < 9e15 => Value::from(n as i64),
-                    Ok(n) => Value::from(n),
-                    Err(_) => {
+                // `inf`, `NaN` and `1e400` parse as floats JSON cannot hold:
+                // sent, they would become null, which the app reads as absent.
+                "number" => match t.trim().parse::<f64>().ok().filter(|n| n.is_finite()) {
+                    Some(n) if n.fract() == 0.0 && n.abs() < 9e15 => Value::from(n as i64),
+                    Some(n) => Value::from(n),
+                    None => {
                         problems.push(problem(
                             ErrorCode::InvalidParam,
                             &a.field,
@@ -290,8 +292,10 @@ fn progress_line(job: &Job) -> String {
 
 fn bar(job: &Job) -> String {
     let p = &job.progress;
-    let width = 30;
-    let filled = (p.done.min(p.total) * width).checked_div(p.total).unwrap_or(0) as usize;
+    let width: u64 = 30;
+    // In u128: the counts come from the app, and `done * width` may not fit a u64.
+    let filled =
+        (u128::from(p.done.min(p.total)) * u128::from(width)).checked_div(u128::from(p.total)).unwrap_or(0) as usize;
     format!(
         "[{}{}] {}",
         "#".repeat(filled),
@@ -317,5 +321,22 @@ mod tests {
         assert_eq!(bar(&job(0, 0)), format!("[{}] running rows", "-".repeat(30)));
         assert_eq!(bar(&job(1, 3)), format!("[{}{}] running 1/3 rows", "#".repeat(10), "-".repeat(20)));
         assert_eq!(bar(&job(5, 3)), format!("[{}] running 5/3 rows", "#".repeat(30)));
+        let huge = u64::MAX - 1;
+        assert_eq!(
+            bar(&job(huge / 2, huge)),
+            format!("[{}{}] running {}/{huge} rows", "#".repeat(15), "-".repeat(15), huge / 2)
+        );
+    }
+
+    #[test]
+    fn numbers_json_cannot_hold_are_refused_not_sent_as_null() {
+        let spec: protocol::describe::DescribedParam = serde_json::from_value(json!({"type": "number"})).unwrap();
+        let declared: indexmap::IndexMap<String, _> = [("days".to_owned(), spec)].into_iter().collect();
+        for word in ["days=inf", "days=-inf", "days=NaN", "days=1e400"] {
+            let failure = params("op", &declared, &[word]).expect_err(word);
+            assert_eq!((failure.code.as_str(), failure.field.as_deref()), ("invalid_param", Some("days")), "{word}");
+        }
+        assert_eq!(params("op", &declared, &["days=2.5"]).unwrap()["days"], json!(2.5));
+        assert_eq!(params("op", &declared, &["days=3"]).unwrap()["days"], json!(3));
     }
 }

@@ -148,6 +148,14 @@ impl Failure {
     }
 
     /// Problems found before sending (or by a label lookup): nothing was written.
+    /// A draft whose lookups failed: the labels' problems, or the call's own failure.
+    pub fn unresolved(e: a2app_client::coerce::Unresolved) -> Failure {
+        match e {
+            a2app_client::coerce::Unresolved::Refused(problems) => Failure::problems(problems),
+            a2app_client::coerce::Unresolved::Call(e) => Failure::from(e),
+        }
+    }
+
     pub fn problems(problems: Vec<Problem>) -> Failure {
         let mut all: Vec<Value> = problems.iter().map(|p| json!(p)).collect();
         let Some(first) = problems.into_iter().next() else {

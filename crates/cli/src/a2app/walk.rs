@@ -295,7 +295,10 @@ pub async fn list(ctx: &mut Ctx<'_>, entity_name: &str) -> Result<u8, Failure> {
         page.total_pages.max(1)
     ));
     if (page.page as i64) < page.total_pages {
-        text.push_str(&format!(" · next: {}", ctx.hint(&format!("{entity_name} --page {}", page.page + 1))));
+        text.push_str(&format!(
+            " · next: {}",
+            ctx.hint(&format!("{entity_name} --page {}", page.page.saturating_add(1)))
+        ));
     }
     if let Some(first) = page.items.first().and_then(|i| i.get("id")).and_then(Value::as_str) {
         text.push_str(&format!("\nshow one: {}", ctx.hint(&format!("{entity_name} {first}"))));

@@ -35,12 +35,12 @@ async fn draft(ctx: &mut Ctx<'_>, entity: &str, action: Action, args: &[&str]) -
         Failure::new(
             REFUSED,
             "invalid_identity",
-            "the app's serverNow is not a datetime; relative dates cannot be resolved",
+            "the app's clock (serverNow, serverTzOffsetMinutes) is not valid; relative dates cannot be resolved",
         )
     })?;
     let doc = ctx.session.describe().await?.clone();
     let draft = coerce::prepare(&doc, entity, action, &list, &clock).map_err(Failure::problems)?;
-    coerce::resolve(&ctx.session.api, &doc, draft).await.map_err(Failure::problems)
+    coerce::resolve(&ctx.session.api, &doc, draft).await.map_err(Failure::unresolved)
 }
 
 pub async fn create(ctx: &mut Ctx<'_>, entity: &str, args: &[&str]) -> Result<u8, Failure> {

@@ -265,14 +265,28 @@ fn new(dir: &Path, name: Option<String>) -> Result<()> {
         bail!("{} exists and is not empty; choose a new directory", dir.display());
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let dir_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // `.` or `..` has no file name of its own: the directory's real path does.
+    let dir_name = std::fs::canonicalize(dir)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
     let id = a2app_cli::starter::id_from(&dir_name);
-    let name = name.unwrap_or_else(|| dir_name.clone());
+    let name = name.unwrap_or_else(|| if dir_name.trim().is_empty() { id.clone() } else { dir_name.clone() });
     for (file, text) in a2app_cli::starter::files(&id, &name) {
         std::fs::write(dir.join(file), text).with_context(|| format!("cannot write {file}"))?;
     }
     println!("created {} (app id \"{id}\")\nnext: agent-app serve {}", dir.display(), dir.display());
     Ok(())
+}
+
+/// An error for the app's owner at its own terminal: the code and the whole
+/// cause, internal details included (an agent would get only the envelope).
+fn owner_error(e: a2app_core::Error) -> anyhow::Error {
+    let body = e.to_body();
+    match e {
+        a2app_core::Error::Internal(detail) => anyhow::anyhow!("{}: {detail}", body.code),
+        _ => anyhow::anyhow!("{}: {}", body.code, body.message),
+    }
 }
 
 fn token(dir: &Path, rotate: bool) -> Result<()> {
@@ -299,12 +313,13 @@ fn grants(dir: &Path, revoke: Option<&str>) -> Result<()> {
         if let Some(id) = revoke {
             let grant = a2app_core::grants::revoke(&app, &owner, id)
                 .await
-                .map_err(|e| anyhow::anyhow!("{}", e.to_body().message))?;
+                .map_err(|e| owner_error(e).context(format!("cannot revoke grant {id}")))?;
             println!("{} {}: {}", grant.id, grant.status.as_str(), terminal(&grant.agent));
             return Ok(());
         }
-        let grants =
-            a2app_core::grants::list(&app, &owner).await.map_err(|e| anyhow::anyhow!("{}", e.to_body().message))?;
+        let grants = a2app_core::grants::list(&app, &owner)
+            .await
+            .map_err(|e| owner_error(e).context("cannot list the grants"))?;
         if grants.is_empty() {
             println!("no grants");
         }

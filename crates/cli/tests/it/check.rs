@@ -166,6 +166,19 @@ fn new_writes_a_starter_that_passes_check() {
     assert!(said.ends_with("a-file exists and is not a directory; choose a new directory\n"), "{said}");
 }
 
+#[test]
+fn new_in_the_current_directory_names_the_app_after_it() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("Field Notes");
+    std::fs::create_dir(&dir).unwrap();
+    let out = crate::bin().args(["new", "."]).current_dir(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let def = a2app_core::app::load(&dir).unwrap_or_else(|p| panic!("{p:?}"));
+    assert_eq!((def.config.id.as_str(), def.config.name.as_str()), ("field-notes", "Field Notes"));
+    let out = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok: field-notes (2 entities, 6 fields, 0 operations)\n");
+}
+
 /// `app.toml` with one presentation example whose fields are `example` (TOML
 /// lines) and, when given, a preview table.
 fn presentation(example: &str, preview: &str) -> String {

@@ -662,6 +662,27 @@ fn a_write_whose_answer_was_lost_is_retried_with_the_same_key() {
     assert_eq!(calls[0].header("x-lui-token"), Some("t"));
 }
 
+#[test]
+fn a_lookup_that_cannot_be_read_is_reported_as_the_calls_failure_and_nothing_is_written() {
+    let home = Home::new();
+    let mut doc = describe_doc();
+    doc["entities"]["cards"]["fields"]["list"] = json!({"type": "ref", "entity": "lists", "required": true});
+    let app = Fake::start(move |r| match (r.method.as_str(), r.path.split('?').next().unwrap_or_default()) {
+        ("GET", "/api/_a2app") => Some((200, "application/json", identity("kanban", "1.0"))),
+        ("GET", "/api/_a2app/describe") => Some((200, "application/json", doc.to_string())),
+        // A proxy in front of the app, failing the label lookup.
+        ("GET", "/api/collections/lists/records") => Some((502, "text/html", "<html>Bad Gateway</html>".into())),
+        _ => Some((404, "application/json", "{}".into())),
+    });
+    let token = [("A2APP_TOKEN", "t")];
+    let run =
+        home.run_with(&["--json", &app.url, "create", "cards", "title=Eat", "list=To Do"], &token, None).expect(3);
+    let json = run.json();
+    assert_eq!(json["error"]["code"], "unexpected_answer", "{json}");
+    assert!(json["error"]["message"].as_str().unwrap().contains("HTTP 502"), "{json}");
+    assert!(app.seen("POST", "/api/collections/cards/records").is_empty());
+}
+
 /// A fake app that stores nothing: it answers a create with the body it got
 /// and a receipt, and serves identity with a settable schemaVersion.
 fn echo_app(schema_version: Arc<Mutex<String>>) -> Fake {

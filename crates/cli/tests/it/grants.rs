@@ -375,6 +375,10 @@ fn the_owner_lists_and_revokes_grants_from_the_files() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("the grant is revoked already"));
     let out = crate::run(&["grants", dir.path().to_str().unwrap(), "--revoke", "abcdefghijklmno"]);
     assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: cannot revoke grant abcdefghijklmno: not_found: The requested resource wasn't found.\n"
+    );
     let out = crate::run(&["grants", dir.path().to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("{id}  revoked ")));
 }

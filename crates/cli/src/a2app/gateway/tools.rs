@@ -66,6 +66,14 @@ pub fn list() -> Vec<Tool> {
         .collect()
 }
 
+/// The arguments the gateway's tool `name` declares (with `app`), built once.
+fn declared(name: &str) -> Option<&'static Map<String, Value>> {
+    static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    let tools = TOOLS.get_or_init(|| list().into_iter().chain(show_tool()).collect());
+    let tool = tools.iter().find(|t| t.name == name)?;
+    tool.input_schema.get("properties").and_then(Value::as_object)
+}
+
 /// Adds the required `app` argument in front of a tool's own, and the
 /// coercions the gateway makes to the write tools' descriptions.
 fn with_app(mut def: Value) -> Value {
@@ -127,6 +135,23 @@ pub async fn call(
 ) -> Result<CallToolResponse, ErrorData> {
     let name = request.name.as_ref();
     let args = request.arguments.clone().unwrap_or_default();
+    if let Some(properties) = declared(name) {
+        let unknown: Vec<coerce::Problem> = arguments::undeclared(&args, properties)
+            .into_iter()
+            .map(|v| {
+                let p = coerce::Problem::new(v.code, v.message)
+                    .field(v.field.as_deref().unwrap_or_default())
+                    .fix("send only the arguments the tool's inputSchema declares (tools/list)");
+                match v.got {
+                    Some(got) => p.got(got),
+                    None => p,
+                }
+            })
+            .collect();
+        if !unknown.is_empty() {
+            return Ok(CallToolResponse::Complete(failure(Failure::problems(unknown))));
+        }
+    }
     let outcome = match name {
         "apps" => apps(gw).await.map(Step::from),
         "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status" | "whoami"
@@ -209,11 +234,9 @@ pub fn show_tool() -> Option<Tool> {
 
 async fn show(session: &Session, args: &Map<String, Value>) -> Result<Answer, Failure> {
     let (value, text) = match (args.get("messages"), text(args, "surfaceId")?) {
-        (Some(batch), _) => {
-            app_tools::show_answer(session.api.render_surfaces(batch, &key(args)?).await?["surfaces"].take(), false)
-        }
+        (Some(batch), _) => app_tools::show_answer(session.api.render_surfaces(batch, &key(args)?).await?, false),
         (None, Some(id)) => app_tools::show_answer(json!([session.api.surface(&id).await?]), false),
-        (None, None) => app_tools::show_answer(session.api.surfaces().await?["items"].take(), true),
+        (None, None) => app_tools::show_answer(session.api.surfaces().await?, true),
     };
     Ok(Answer { value, text })
 }
@@ -271,8 +294,12 @@ async fn save(session: &mut Session, tool: &str, args: &Map<String, Value>) -> R
     let if_match = text(args, "ifMatch")?;
     let key = key(args)?;
     let clock = session.clock.ok_or_else(|| {
-        Failure::new(REFUSED, "invalid_identity", "the app's serverNow is not a datetime; dates cannot be resolved")
-            .fix("the app's identity document is broken; tell its owner")
+        Failure::new(
+            REFUSED,
+            "invalid_identity",
+            "the app's clock (serverNow, serverTzOffsetMinutes) is not valid; dates cannot be resolved",
+        )
+        .fix("the app's identity document is broken; tell its owner")
     })?;
     let doc = session.describe().await?.clone();
     let ent = coerce::entity(&doc, &entity).map_err(|p| Failure::problems(vec![p]))?;
@@ -295,7 +322,7 @@ async fn save(session: &mut Session, tool: &str, args: &Map<String, Value>) -> R
         .collect();
     let action = if id.is_some() { Action::Update } else { Action::Create };
     let draft = coerce::prepare(&doc, &entity, action, &assignments, &clock).map_err(Failure::problems)?;
-    let draft = coerce::resolve(&session.api, &doc, draft).await.map_err(Failure::problems)?;
+    let draft = coerce::resolve(&session.api, &doc, draft).await.map_err(Failure::unresolved)?;
     let answer = match &id {
         None => session.api.create(&entity, &draft.body, &key).await,
         Some(id) => session.api.update_if(&entity, id, &draft.body, &key, if_match.as_deref()).await,
