@@ -72,7 +72,7 @@ pub async fn start(
     };
     {
         let store = Arc::clone(&app.store);
-        let (job, key) = (job.clone(), key.clone());
+        let (job, key) = (job.clone(), key.as_deref().map(|key| records::stored_key(caller, key)));
         records::blocking(move || Ok(store.create_job(&job, key.as_deref())?)).await?;
     }
     let started = JobStarted {

@@ -74,6 +74,19 @@ pub fn check_key(key: Option<&str>) -> Result<(), Error> {
     }
 }
 
+/// A key as the store keeps it. A person's or a grant's keys are theirs alone,
+/// so one caller's key never refuses another's write, nor tells it the id of
+/// a record it may not see; the app's owner (the agent token, its own page)
+/// keeps the bare key, as stored before keys were scoped. The separator is
+/// a control character, which [`check_key`] refuses in a key.
+pub(crate) fn stored_key(caller: &Caller, key: &str) -> String {
+    match (&caller.grant, &caller.user) {
+        (Some(grant), _) => format!("grant:{}\u{1f}{key}", grant.id),
+        (None, Some(user)) => format!("user:{}\u{1f}{key}", user.id),
+        (None, None) => key.to_owned(),
+    }
+}
+
 pub(crate) fn entity<'a>(app: &'a App, name: &str) -> Result<&'a Entity, Error> {
     app.definition.schema.entities.get(name).ok_or_else(|| Error::UnknownEntity(name.to_owned()))
 }
@@ -591,7 +604,7 @@ fn new_write(
         kind,
         values,
         now: app.clock.now(),
-        key: opts.key.clone(),
+        key: opts.key.as_deref().map(|key| stored_key(caller, key)),
         agent: caller.agent.clone(),
         caller: caller.label(),
         timezone: app.definition.config.timezone.clone(),

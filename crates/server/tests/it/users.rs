@@ -105,6 +105,34 @@ async fn tokens_identify_the_user_and_a_password_change_revokes_them() {
 }
 
 #[tokio::test]
+async fn an_idempotency_key_belongs_to_the_caller_who_used_it() {
+    let t = TestApp::fixture("notes").await;
+    let (ann, ann_token) = t.user("ann@example.com", "correct horse").await;
+    let (bob, bob_token) = t.user("bob@example.com", "correct horse").await;
+    let create = |token: &str, owner: &str, title: &str| {
+        t.http
+            .post(format!("{}/api/collections/notes/records", t.url))
+            .header("X-LUI-Token", &t.token)
+            .header("Authorization", token.to_owned())
+            .header("Idempotency-Key", "same-key")
+            .json(&json!({"title": title, "owner": owner, "public": false}))
+    };
+    let (status, first) = t.send(create(&ann_token, &ann, "ann's"), None).await;
+    assert_eq!(status, 200, "{first}");
+    // Bob's key is his own: his write is stored, and Ann's record id stays hidden from him.
+    let (status, body) = t.send(create(&bob_token, &bob, "bob's"), None).await;
+    assert_eq!((status, body["title"].as_str()), (200, Some("bob's")), "{body}");
+    let (status, body) = t.send(create(&ann_token, &ann, "ann's again"), None).await;
+    assert_eq!(
+        (status, body["code"].as_str(), body["id"].as_str()),
+        (409, Some("duplicate_request"), first["id"].as_str())
+    );
+    let (_, page) = as_user(&t, None, "GET", "/api/collections/notes/records?sort=title", None).await;
+    let titles: Vec<&str> = page["items"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["ann's", "bob's"]);
+}
+
+#[tokio::test]
 async fn rules_decide_what_each_user_sees_and_changes() {
     let t = TestApp::fixture("notes").await;
     let (ann, ann_token) = t.user("ann@example.com", "correct horse").await;
