@@ -64,6 +64,10 @@ pub enum CallError {
     /// Something answered that is not the app's contract.
     #[error("unexpected answer from {url}: HTTP {status}: {snippet}")]
     Unexpected { url: String, status: u16, snippet: String },
+    /// The app refused with an envelope this client cannot read whole, such
+    /// as a code newer than this client: its code and message as sent.
+    #[error("{code}: {message}")]
+    UnknownRefusal { url: String, status: u16, code: String, message: String },
     /// Refused before sending: an argument that cannot go into a request as given.
     #[error("{message}")]
     BadArgument { field: Option<String>, message: String },
@@ -547,8 +551,36 @@ async fn decode<T: serde::de::DeserializeOwned>(url: &str, resp: reqwest::Respon
     }
     match serde_json::from_slice::<ErrorBody>(&bytes) {
         Ok(body) if body.a2app => Err(CallError::App(Box::new(body))),
-        _ => Err(CallError::Unexpected { url: url.into(), status: status.as_u16(), snippet: snippet(&bytes) }),
+        _ => Err(unknown_refusal(url, status.as_u16(), &bytes).unwrap_or_else(|| CallError::Unexpected {
+            url: url.into(),
+            status: status.as_u16(),
+            snippet: snippet(&bytes),
+        })),
     }
+}
+
+/// An envelope marked as the app's (`a2app: true`, a code and a message)
+/// that does not decode as this client's `ErrorBody`: an app newer than the
+/// client. Its refusal is still the app's, not something in front of it.
+fn unknown_refusal(url: &str, status: u16, bytes: &[u8]) -> Option<CallError> {
+    let body: Value = serde_json::from_slice(bytes).ok()?;
+    if body.get("a2app") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    // A code is a snake_case name; anything else is not an envelope to trust.
+    let code = body.get("code")?.as_str()?;
+    let named = code.len() <= 64
+        && code.starts_with(|c: char| c.is_ascii_lowercase())
+        && code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !named {
+        return None;
+    }
+    Some(CallError::UnknownRefusal {
+        url: url.into(),
+        status,
+        code: code.to_owned(),
+        message: body.get("message").and_then(Value::as_str).unwrap_or_default().to_owned(),
+    })
 }
 
 /// A read that failed before an answer: nothing changed, so it is simply unreachable.

@@ -204,6 +204,12 @@ impl From<CallError> for Failure {
                 Failure::new(exit, "unexpected_answer", e.to_string())
                     .fix("something in front of the app answered; check the URL")
             }
+            CallError::UnknownRefusal { status, code, message, .. } => {
+                let exit = if status == 404 { NOTHING_FOUND } else { REFUSED };
+                Failure::new(exit, &code, message).fix(
+                    "this a2app does not know the app's code: the app is newer; read its message, or update a2app",
+                )
+            }
             CallError::App(body) => {
                 let code = body.code.as_str();
                 let exit = if code == "not_found" { NOTHING_FOUND } else { REFUSED };

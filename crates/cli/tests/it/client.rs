@@ -683,6 +683,32 @@ fn a_lookup_that_cannot_be_read_is_reported_as_the_calls_failure_and_nothing_is_
     assert!(app.seen("POST", "/api/collections/cards/records").is_empty());
 }
 
+#[test]
+fn a_refusal_with_a_code_newer_than_the_client_keeps_the_apps_code_and_message() {
+    let home = Home::new();
+    let app = Fake::start(move |r| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/api/_a2app") => Some((200, "application/json", identity("kanban", "1.0"))),
+        ("GET", "/api/_a2app/describe") => Some((200, "application/json", describe_doc().to_string())),
+        ("POST", "/api/collections/lists/records") => Some((
+            429,
+            "application/json",
+            json!({"a2app": true, "ok": false, "code": "quota_exceeded", "status": 429,
+                   "message": "the app's monthly quota is used up", "violations": []})
+            .to_string(),
+        )),
+        _ => Some((404, "application/json", "{}".into())),
+    });
+    let token = [("A2APP_TOKEN", "t")];
+    let run = home.run_with(&["--json", &app.url, "create", "lists", "name=Inbox"], &token, None).expect(2);
+    let json = run.json();
+    assert_eq!(
+        (json["error"]["code"].as_str(), json["error"]["message"].as_str()),
+        (Some("quota_exceeded"), Some("the app's monthly quota is used up")),
+        "{json}"
+    );
+    assert!(json["error"]["fix"].as_str().unwrap().contains("the app is newer"), "{json}");
+}
+
 /// A fake app that stores nothing: it answers a create with the body it got
 /// and a receipt, and serves identity with a settable schemaVersion.
 fn echo_app(schema_version: Arc<Mutex<String>>) -> Fake {
