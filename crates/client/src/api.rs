@@ -635,3 +635,46 @@ fn encode(segment: &str) -> Result<String, CallError> {
 fn encode_path(path: &str) -> Result<String, CallError> {
     Ok(path.split('/').map(encode).collect::<Result<Vec<_>, _>>()?.join("/"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_member_that_is_not_the_contracts_array_is_an_unexpected_answer() {
+        let url = "http://127.0.0.1:1/api/_a2app/surfaces";
+        assert_eq!(array_member(url, json!({"surfaces": [{"a": 1}]}), "surfaces").unwrap(), json!([{"a": 1}]));
+        for answer in [json!([]), json!("ok"), json!(1), json!(null), json!({"surfaces": {}}), json!({"items": []})] {
+            match array_member(url, answer.clone(), "surfaces") {
+                Err(CallError::Unexpected { status: 200, snippet, .. }) => {
+                    assert_eq!(snippet, "not the expected document (no array \"surfaces\")", "{answer}")
+                }
+                other => panic!("{answer}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn only_a_marked_envelope_with_a_snake_case_code_is_an_unknown_refusal() {
+        let url = "http://127.0.0.1:1/x";
+        let body = |v: serde_json::Value| v.to_string().into_bytes();
+        match unknown_refusal(url, 429, &body(json!({"a2app": true, "code": "quota_exceeded", "message": "used up"}))) {
+            Some(CallError::UnknownRefusal { status: 429, code, message, .. }) => {
+                assert_eq!((code.as_str(), message.as_str()), ("quota_exceeded", "used up"))
+            }
+            other => panic!("{other:?}"),
+        }
+        for not in [
+            json!({"code": "quota_exceeded"}),
+            json!({"a2app": false, "code": "quota_exceeded"}),
+            json!({"a2app": true, "code": "\u{1b}[31mred"}),
+            json!({"a2app": true, "code": "Quota"}),
+            json!({"a2app": true, "code": 7}),
+            json!({"a2app": true}),
+        ] {
+            assert!(unknown_refusal(url, 400, &body(not.clone())).is_none(), "{not}");
+        }
+        assert!(unknown_refusal(url, 502, b"<html>Bad Gateway</html>").is_none());
+    }
+}
