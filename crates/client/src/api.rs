@@ -235,8 +235,15 @@ impl Api {
     }
 
     pub async fn delete(&self, entity: &str, id: &str, key: &str) -> Result<(), CallError> {
+        self.delete_if(entity, id, key, None).await
+    }
+
+    /// A delete that removes nothing unless the record's `updated` is still
+    /// `if_match` (else `version_conflict`).
+    pub async fn delete_if(&self, entity: &str, id: &str, key: &str, if_match: Option<&str>) -> Result<(), CallError> {
         let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity)?, encode(id)?));
-        self.write(Method::DELETE, &url, None, key, &[]).await.map(|_| ())
+        let headers: Vec<(&str, &str)> = if_match.map(|v| ("If-Match", v)).into_iter().collect();
+        self.write(Method::DELETE, &url, None, key, &headers).await.map(|_| ())
     }
 
     /// Receipts stored after `since` (wire datetime), oldest first, at most 1,000.

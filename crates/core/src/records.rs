@@ -400,7 +400,14 @@ pub async fn delete(
         return Err(Error::NotFound);
     }
     let rule = rules::rule(app, caller, entity_name, rules::Action::Delete)?;
-    let mut write = new_write(app, caller, entity_name, WriteKind::Delete { id: id.to_owned() }, Map::new(), opts)?;
+    let mut write = new_write(
+        app,
+        caller,
+        entity_name,
+        WriteKind::Delete { id: id.to_owned(), if_match: opts.if_match.clone() },
+        Map::new(),
+        opts,
+    )?;
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "DELETE", None) });
     let written = store_write(app, write).await?;
     files::remove_all(app, entity_name, id);

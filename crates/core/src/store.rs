@@ -484,7 +484,7 @@ pub struct ListResult {
 pub enum WriteKind {
     Create { id: String },
     Update { id: String, if_match: Option<String> },
-    Delete { id: String },
+    Delete { id: String, if_match: Option<String> },
 }
 
 /// One write, already through the guard: `values` are normalized field values.

@@ -358,7 +358,14 @@ fn writes_through_the_gateway_are_coerced_guarded_and_receipted() {
     }
     assert_eq!(state, "succeeded");
 
-    // A delete answers with the system's receipt.
+    // A delete against a stale read removes nothing; one without a version
+    // answers with the system's receipt.
+    let stale = gw.refused(
+        "delete",
+        json!({"app": "kanban", "entity": "lists", "id": list_id, "ifMatch": "2000-01-01 00:00:00.000Z"}),
+    );
+    assert_eq!(stale["code"], "version_conflict");
+    assert_eq!(gw.count("lists"), 3);
     let gone = gw.call("delete", json!({"app": "kanban", "entity": "lists", "id": list_id}), false);
     assert_eq!(gone["structuredContent"]["_receipt"]["action"], "delete");
     assert_eq!(gone["structuredContent"]["_receipt"]["id"], list_id.as_str());

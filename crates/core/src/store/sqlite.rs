@@ -802,11 +802,7 @@ fn apply(
             if !satisfies(conn, schema, name, id, write)? {
                 return Err(StoreError::NotFound);
             }
-            if let Some(version) = if_match
-                && current.get("updated").and_then(Value::as_str) != Some(version.as_str())
-            {
-                return Err(StoreError::VersionConflict(Box::new(current)));
-            }
+            version_matches(if_match.as_deref(), &current)?;
             check_refs(conn, ent, &write.values)?;
             let mut sets = Vec::new();
             let mut params = Vec::new();
@@ -825,11 +821,12 @@ fn apply(
             verify::read_back(&write.values, &row)?;
             Ok((row, "update"))
         }
-        WriteKind::Delete { id } => {
+        WriteKind::Delete { id, if_match } => {
             let current = read_by_id(conn, cache, name, ent, id)?.ok_or(StoreError::NotFound)?;
             if !satisfies(conn, schema, name, id, write)? {
                 return Err(StoreError::NotFound);
             }
+            version_matches(if_match.as_deref(), &current)?;
             unlink(conn, schema, name, id, &now)?;
             conn.prepare_cached(&format!("DELETE FROM {table} WHERE \"id\" = ?1"))?.execute([id])?;
             if read_by_id(conn, cache, name, ent, id)?.is_some() {
@@ -837,6 +834,18 @@ fn apply(
             }
             Ok((current, "delete"))
         }
+    }
+}
+
+/// An `If-Match` version must be the row's `updated`: an update or a delete
+/// of a record that changed since the caller read it is refused with the
+/// record as it is now.
+fn version_matches(if_match: Option<&str>, current: &Row) -> Result<(), StoreError> {
+    match if_match {
+        Some(version) if current.get("updated").and_then(Value::as_str) != Some(version) => {
+            Err(StoreError::VersionConflict(Box::new(current.clone())))
+        }
+        _ => Ok(()),
     }
 }
 

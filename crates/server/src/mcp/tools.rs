@@ -108,6 +108,10 @@ fn key_param() -> Value {
         "description": "Retry with this key: a repeat writes nothing (duplicate_request)."})
 }
 
+fn if_match_param() -> Value {
+    json!({"type": "string", "description": "The updated value you read; if it changed since: version_conflict."})
+}
+
 fn schema(properties: Value, required: &[&str]) -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -173,12 +177,12 @@ pub fn compact() -> Vec<Value> {
         }),
         json!({
             "name": "update",
-            "description": "Change fields of a record; fields not sent keep their values. Answers the stored record with its _receipt.",
+            "description": "Change fields of a record; the others keep their values. Answers the stored record with its _receipt.",
             "inputSchema": schema(json!({
                 "entity": entity_param(),
                 "id": id_param(),
                 "record": {"type": "object", "description": "Only the fields to change."},
-                "ifMatch": {"type": "string", "description": "The updated value you read; if the record changed since, nothing is written (version_conflict)."},
+                "ifMatch": if_match_param(),
                 "idempotencyKey": key_param(),
             }), &["entity", "id", "record"]),
             "annotations": annotations("Update a record", false, true, true),
@@ -186,7 +190,12 @@ pub fn compact() -> Vec<Value> {
         json!({
             "name": "delete",
             "description": "Delete a record. Ask the person first.",
-            "inputSchema": schema(json!({"entity": entity_param(), "id": id_param(), "idempotencyKey": key_param()}), &["entity", "id"]),
+            "inputSchema": schema(json!({
+                "entity": entity_param(),
+                "id": id_param(),
+                "ifMatch": if_match_param(),
+                "idempotencyKey": key_param(),
+            }), &["entity", "id"]),
             "annotations": annotations("Delete a record", false, true, true),
         }),
     ]

@@ -129,7 +129,19 @@ async fn a_write_through_mcp_is_stored_receipted_and_seen_over_http() {
 
     let updated = tool(&t, "update", json!({"entity": "cards", "id": card_id, "record": {"done": true}})).await;
     assert_eq!(updated["structuredContent"]["done"], true, "{updated}");
-    let deleted = tool(&t, "delete", json!({"entity": "cards", "id": card_id})).await;
+    let stale =
+        tool(&t, "delete", json!({"entity": "cards", "id": card_id, "ifMatch": "2000-01-01 00:00:00.000Z"})).await;
+    assert_eq!(
+        (stale["isError"].as_bool(), stale["structuredContent"]["code"].as_str()),
+        (Some(true), Some("version_conflict")),
+        "{stale}"
+    );
+    let deleted = tool(
+        &t,
+        "delete",
+        json!({"entity": "cards", "id": card_id, "ifMatch": updated["structuredContent"]["updated"]}),
+    )
+    .await;
     assert_eq!(deleted["structuredContent"]["_receipt"]["action"], "delete", "{deleted}");
     let (status, _) = t.call("GET", &format!("/api/collections/cards/records/{card_id}"), None).await;
     assert_eq!(status, 404);

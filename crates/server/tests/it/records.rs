@@ -188,6 +188,28 @@ async fn stale_if_match_is_a_version_conflict() {
     }
     let (_, stored) = t.call("GET", &path, None).await;
     assert_eq!(stored["name"], "B");
+    // A delete holds to its If-Match too: a stale version deletes nothing.
+    let req = t
+        .http
+        .delete(format!("{}{path}", t.url))
+        .header("X-LUI-Token", &t.token)
+        .header("If-Match", "2020-01-01 00:00:00.000Z");
+    let (status, body) = t.send(req, None).await;
+    assert_eq!(
+        (status, body["code"].as_str(), body["record"]["name"].as_str()),
+        (409, Some("version_conflict"), Some("B"))
+    );
+    let (status, _) = t.call("GET", &path, None).await;
+    assert_eq!(status, 200, "the record is still there");
+    let req = t
+        .http
+        .delete(format!("{}{path}", t.url))
+        .header("X-LUI-Token", &t.token)
+        .header("If-Match", format!("\"{}\"", stored["updated"].as_str().unwrap()));
+    let (status, _) = t.send(req, None).await;
+    assert_eq!(status, 204, "the current version, quoted as an ETag, deletes it");
+    let (status, _) = t.call("GET", &path, None).await;
+    assert_eq!(status, 404);
 }
 
 #[tokio::test]

@@ -341,9 +341,10 @@ async fn save(session: &mut Session, tool: &str, args: &Map<String, Value>) -> R
 
 async fn delete(session: &Session, args: &Map<String, Value>) -> Result<Answer, Failure> {
     let (entity, id) = (required(args, "entity")?, required(args, "id")?);
+    let if_match = text(args, "ifMatch")?;
     let key = key(args)?;
     let since = session.identity.server_now.clone();
-    session.api.delete(&entity, &id, &key).await.map_err(|e| lost(e, &key))?;
+    session.api.delete_if(&entity, &id, &key, if_match.as_deref()).await.map_err(|e| lost(e, &key))?;
     let receipt = session.api.delete_receipt(&since, &entity, &id).await;
     let text = receipt.as_ref().map(|r| r.text.clone()).unwrap_or_else(|| format!("Deleted {entity}/{id}."));
     Ok(Answer { value: json!({"_receipt": receipt}), text })

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 /// The write, its key, its password change, its audit entry: the receipt.
 pub fn write(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> Result<Written, Fail> {
     let id = match &write.kind {
-        WriteKind::Create { id } | WriteKind::Update { id, .. } | WriteKind::Delete { id } => id,
+        WriteKind::Create { id } | WriteKind::Update { id, .. } | WriteKind::Delete { id, .. } => id,
     };
     // The key first, as on SQLite: a repeated request is told so, whatever else.
     if let Some(key) = &write.key {
@@ -173,8 +173,9 @@ fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> R
             verify::read_back(&write.values, &row)?;
             Ok((row, "update"))
         }
-        WriteKind::Delete { id } => {
+        WriteKind::Delete { id, if_match } => {
             let current = read(tx, &for_update(&sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
+            version_matches(if_match.as_deref(), &current)?;
             unlink(tx, schema, name, id, &now)?;
             tx.execute(&format!("DELETE FROM {table} WHERE \"id\" = $1"), &[id])?;
             if read(tx, &sql.by_id, ent, id)?.is_some() {

@@ -380,7 +380,19 @@ fn a_delete_unlinks_optional_refs_and_is_refused_by_a_required_one() {
     run(&store, &schema, create("pins", "p1", json!({"list": "l2"}))).expect("stored");
     assert_eq!(store.referencing(&schema, "cards", "also", "l2", 10).expect("read"), ["c1"]);
     assert_eq!(store.referencing(&schema, "cards", "list", "l1", 10).expect("read"), ["c1"]);
-    let mut delete = write("lists", WriteKind::Delete { id: "l1".into() }, json!({}));
+    let stale = run(
+        &store,
+        &schema,
+        write(
+            "lists",
+            WriteKind::Delete { id: "l1".into(), if_match: Some("2020-01-01 00:00:00.000Z".into()) },
+            json!({}),
+        ),
+    );
+    let Err(StoreError::VersionConflict(current)) = stale else { panic!("a conflict: {stale:?}") };
+    assert_eq!(current.get("name"), Some(&json!("Todo")));
+    assert_eq!(store.referencing(&schema, "cards", "list", "l1", 10).expect("read"), ["c1"], "nothing unlinked");
+    let mut delete = write("lists", WriteKind::Delete { id: "l1".into(), if_match: None }, json!({}));
     delete.now = at(9);
     let deleted = run(&store, &schema, delete).expect("deleted");
     assert_eq!(deleted.row.get("name"), Some(&json!("Todo")));
@@ -389,14 +401,15 @@ fn a_delete_unlinks_optional_refs_and_is_refused_by_a_required_one() {
     assert_eq!(card.get("list"), Some(&json!("")));
     assert_eq!(card.get("also"), Some(&json!(["l2", "l2"])), "the other refs keep their order");
     assert_eq!(card.get("updated"), Some(&json!("2026-09-21 14:13:29.000Z")));
-    let refused = run(&store, &schema, write("lists", WriteKind::Delete { id: "l2".into() }, json!({})));
+    let refused =
+        run(&store, &schema, write("lists", WriteKind::Delete { id: "l2".into(), if_match: None }, json!({})));
     assert!(
         matches!(&refused, Err(StoreError::InUse { entity, field }) if entity == "pins" && field == "list"),
         "{refused:?}"
     );
     assert_eq!(store.get_many(&schema, "lists", &["l2".into()]).expect("read").len(), 1, "nothing of it happened");
     assert_eq!(store.get_many(&schema, "cards", &["c1".into()]).expect("read")[0]["also"], json!(["l2", "l2"]));
-    let gone = run(&store, &schema, write("lists", WriteKind::Delete { id: "l1".into() }, json!({})));
+    let gone = run(&store, &schema, write("lists", WriteKind::Delete { id: "l1".into(), if_match: None }, json!({})));
     assert!(matches!(gone, Err(StoreError::NotFound)), "{gone:?}");
     assert_eq!(
         store.missing_refs(&schema, "cards", json!({"list": "l1"}).as_object().expect("an object")).expect("read")[0]
@@ -429,7 +442,8 @@ fn users_log_in_by_any_case_of_their_email_which_no_two_share() {
     let after = store.credentials(&schema, "ann@example.com").expect("read").expect("found");
     assert_eq!(after.password_hash, "hash-2");
     assert_ne!(after.token_key, found.token_key, "a new password revokes the old tokens");
-    run(&store, &schema, write("users", WriteKind::Delete { id: "u1".into() }, json!({}))).expect("deleted");
+    run(&store, &schema, write("users", WriteKind::Delete { id: "u1".into(), if_match: None }, json!({})))
+        .expect("deleted");
     assert_eq!(store.credentials(&schema, "ann@example.com").expect("read"), None);
     assert_eq!(store.token_key("u1").expect("read"), None);
 }
@@ -512,7 +526,8 @@ fn a_delete_waits_for_a_write_on_another_node_that_refs_its_record_then_unlinks_
     let mut tx = other.transaction().expect("a transaction");
     tx.query_one("SELECT 1 FROM lists WHERE id = 'l1' FOR KEY SHARE", &[]).expect("l1 is there");
     tx.execute("INSERT INTO cards (id, list, created, updated) VALUES ('c1', 'l1', 'x', 'x')", &[]).expect("inserted");
-    let mut pending = store.write(&schema, write("lists", WriteKind::Delete { id: "l1".into() }, json!({})));
+    let mut pending =
+        store.write(&schema, write("lists", WriteKind::Delete { id: "l1".into(), if_match: None }, json!({})));
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(
         matches!(pending.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Empty)),
@@ -1031,7 +1046,8 @@ fn every_node_hears_each_committed_change_in_commit_order_and_no_refused_one() {
         .expect("stored");
     run(&a, &schema, write("lists", WriteKind::Update { id: "l1".into(), if_match: None }, json!({"name": "Doing"})))
         .expect("updated");
-    run(&a, &schema, write("lists", WriteKind::Delete { id: "l1".into() }, json!({}))).expect("deleted");
+    run(&a, &schema, write("lists", WriteKind::Delete { id: "l1".into(), if_match: None }, json!({})))
+        .expect("deleted");
     let got: Vec<StoredChange> = (0..4).map(|_| next_change(&heard)).collect();
     let summary: Vec<(Action, &str, &str)> =
         got.iter().map(|c| (c.action, c.entity.as_str(), c.record["id"].as_str().unwrap_or_default())).collect();
@@ -1247,8 +1263,9 @@ fn updates_pointing_at_a_record_racing_its_delete_neither_deadlock_nor_dangle() 
             let update =
                 write("cards", WriteKind::Update { id: card.clone(), if_match: None }, json!({"list": target}));
             let updating = s.spawn(|| run(&a, &schema, update));
-            let deleting =
-                s.spawn(|| run(&b, &schema, write("lists", WriteKind::Delete { id: target.clone() }, json!({}))));
+            let deleting = s.spawn(|| {
+                run(&b, &schema, write("lists", WriteKind::Delete { id: target.clone(), if_match: None }, json!({})))
+            });
             let (updated, deleted) = (updating.join().expect("no panic"), deleting.join().expect("no panic"));
             assert!(deleted.is_ok(), "{deleted:?}");
             // Either the update came first (and the delete unlinked it) or it found the list gone.
