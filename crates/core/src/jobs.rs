@@ -195,6 +195,5 @@ async fn export(app: &Arc<App>, progress: &Progress, pace: std::time::Duration) 
 
 async fn all_rows(app: &Arc<App>, entity: &str) -> Result<Vec<crate::store::Row>, Error> {
     let ctx = QueryContext { now: app.clock.now(), request: Default::default() };
-    records::rows(app, entity, records::RowsQuery { filter: None, rule: None, sort: Vec::new(), ctx, limit: None })
-        .await
+    records::rows(app, entity, records::RowsQuery { filter: None, rule: None, sort: Vec::new(), ctx }).await
 }

@@ -21,7 +21,7 @@ use crate::caller::{Caller, CallerKind};
 use crate::datetime;
 use crate::error::Error;
 use crate::records::{self, WriteOptions};
-use crate::store::{Approval, ApprovedCall, Refusal, Row, Store};
+use crate::store::{Approval, ApprovedCall, Refusal, Store};
 use jiff::{SignedDuration, Timestamp};
 use protocol::operation::{Invoked, JobStarted};
 use protocol::page::Page;
@@ -526,7 +526,7 @@ async fn crud(
                 return split_receipt(records::update(app, caller, &c.entity, &record_id()?, &body, &opts).await?);
             }
             let mut receipts = Vec::new();
-            for row in matching(app, caller, c, params, None).await? {
+            for row in records::rows(app, &c.entity, matching(app, caller, c, params)?).await? {
                 let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
                 let written = records::update(app, caller, &c.entity, &id, &body, &WriteOptions::default()).await?;
                 receipts.extend(split_receipt(written)?.receipts);
@@ -539,7 +539,7 @@ async fn crud(
                 return Ok(Outcome { result: serde_json::json!({ "deleted": 1 }), receipts: vec![receipt] });
             }
             let mut receipts = Vec::new();
-            for row in matching(app, caller, c, params, None).await? {
+            for row in records::rows(app, &c.entity, matching(app, caller, c, params)?).await? {
                 let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
                 receipts.push(records::delete(app, caller, &c.entity, &id, &WriteOptions::default()).await?);
             }
@@ -547,8 +547,8 @@ async fn crud(
         }
         CrudAction::List => {
             let per_page = records::MAX_PER_PAGE;
-            let rows = matching(app, caller, c, params, Some(per_page)).await?;
-            let total = rows.len() as i64;
+            let (rows, total) =
+                records::first_page(app, &c.entity, matching(app, caller, c, params)?, per_page).await?;
             let items = rows
                 .into_iter()
                 .map(|r| {
@@ -557,22 +557,24 @@ async fn crud(
                     record
                 })
                 .collect();
-            let page = Page { page: 1, per_page, total_items: total, total_pages: i64::from(total > 0), items };
+            // The page holds the first thousand; the totals count every match,
+            // as a records list does.
+            let (total_items, total_pages) = (total as i64, total.div_ceil(per_page) as i64);
+            let page = Page { page: 1, per_page, total_items, total_pages, items };
             Ok(Outcome::from(serde_json::to_value(page).map_err(|e| Error::Internal(e.to_string()))?))
         }
     }
 }
 
-/// The rows a crud executor's fixed filter selects, its params bound as
-/// values, within what the caller's list rule lets them see (multi-user
-/// apps); every row, or the first `limit`.
-async fn matching(
+/// The query of the rows a crud executor's fixed filter selects, its params
+/// bound as values, within what the caller's list rule lets them see
+/// (multi-user apps).
+fn matching(
     app: &Arc<App>,
     caller: &Caller,
     c: &Crud,
     params: &Map<String, Value>,
-    limit: Option<u64>,
-) -> Result<Vec<Row>, Error> {
+) -> Result<records::RowsQuery, Error> {
     let rule = crate::rules::rule(app, caller, &c.entity, crate::rules::Action::List)?;
     let filter = match &c.filter {
         None => None,
@@ -589,7 +591,7 @@ async fn matching(
     // params where the rewritten filter looks for them.
     let mut ctx = crate::rules::context(app, caller, "POST", None);
     ctx.request.query = params.clone();
-    records::rows(app, &c.entity, records::RowsQuery { filter, rule, sort, ctx, limit }).await
+    Ok(records::RowsQuery { filter, rule, sort, ctx })
 }
 
 async fn http(

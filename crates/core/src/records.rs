@@ -95,44 +95,59 @@ fn context(app: &App, request: RequestInfo) -> QueryContext {
     QueryContext { now: app.clock.now(), request }
 }
 
-/// A query for [`rows`]: what to match and how to order it.
+/// A query for [`rows`] and [`first_page`]: what to match and how to order it.
 pub struct RowsQuery {
     pub filter: Option<filter::Expr>,
     pub rule: Option<filter::Expr>,
     pub sort: Vec<filter::SortKey>,
     pub ctx: QueryContext,
-    /// At most this many rows (one page); every matching row when `None`.
-    pub limit: Option<u64>,
 }
 
-/// Rows of `entity` matching `q`, read page by page off the async runtime.
+/// Every row of `entity` matching `q`, read page by page off the async runtime.
 pub async fn rows(app: &Arc<App>, entity: &str, q: RowsQuery) -> Result<Vec<Row>, Error> {
     let app = Arc::clone(app);
     let entity = entity.to_owned();
     blocking(move || {
-        let per_page = q.limit.unwrap_or(MAX_PER_PAGE);
         let mut rows = Vec::new();
         for page in 1.. {
-            let query = ListQuery {
-                entity: &entity,
-                filter: q.filter.as_ref(),
-                rule: q.rule.as_ref(),
-                sort: &q.sort,
-                page,
-                per_page,
-                skip_total: true,
-                ctx: &q.ctx,
-            };
-            let got = app.store.list(&app.definition.schema, &query)?.rows;
-            let last = (got.len() as u64) < per_page;
+            let got = app.store.list(&app.definition.schema, &q.page(&entity, page, MAX_PER_PAGE, true))?.rows;
+            let last = (got.len() as u64) < MAX_PER_PAGE;
             rows.extend(got);
-            if last || q.limit.is_some() {
+            if last {
                 break;
             }
         }
         Ok(rows)
     })
     .await
+}
+
+/// The first `per_page` rows of `entity` matching `q`, and how many match in
+/// all (a page holds at most [`MAX_PER_PAGE`], the count has no bound).
+pub async fn first_page(app: &Arc<App>, entity: &str, q: RowsQuery, per_page: u64) -> Result<(Vec<Row>, u64), Error> {
+    let app = Arc::clone(app);
+    let entity = entity.to_owned();
+    blocking(move || {
+        let got = app.store.list(&app.definition.schema, &q.page(&entity, 1, per_page.min(MAX_PER_PAGE), false))?;
+        let total = got.total.unwrap_or(got.rows.len() as u64);
+        Ok((got.rows, total))
+    })
+    .await
+}
+
+impl RowsQuery {
+    fn page<'a>(&'a self, entity: &'a str, page: u64, per_page: u64, skip_total: bool) -> ListQuery<'a> {
+        ListQuery {
+            entity,
+            filter: self.filter.as_ref(),
+            rule: self.rule.as_ref(),
+            sort: &self.sort,
+            page,
+            per_page,
+            skip_total,
+            ctx: &self.ctx,
+        }
+    }
 }
 
 /// Runs store reads: on the calling async worker when they are cheap (see

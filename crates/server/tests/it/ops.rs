@@ -201,6 +201,31 @@ async fn crud_create_and_list_bind_params_as_values() {
 }
 
 #[tokio::test]
+async fn a_crud_list_counts_every_match_beyond_its_page() {
+    let t = app_with(None).await;
+    let list = t.create("lists", json!({"name": "L"})).await["id"].as_str().unwrap().to_owned();
+    let mut writes = tokio::task::JoinSet::new();
+    for _ in 0..1001 {
+        let (app, list) = (t.app.clone(), list.clone());
+        writes.spawn(async move {
+            let caller = a2app_core::caller::Caller::agent(None);
+            let body = json!({"title": "many", "list": list});
+            a2app_core::records::create(&app, &caller, "cards", &body, &Default::default()).await.map(|_| ())
+        });
+    }
+    while let Some(done) = writes.join_next().await {
+        done.unwrap().unwrap();
+    }
+    t.card(&list, "other", false).await;
+    let (status, page) = t.op("titled", json!({"title": "many"})).await;
+    assert_eq!(status, 200, "{page}");
+    let items = page["result"]["items"].as_array().unwrap();
+    assert_eq!((items.len(), page["result"]["perPage"].as_u64()), (1000, Some(1000)));
+    assert!(items.iter().all(|c| c["title"] == "many"));
+    assert_eq!((page["result"]["totalItems"].as_u64(), page["result"]["totalPages"].as_u64()), (Some(1001), Some(2)));
+}
+
+#[tokio::test]
 async fn bad_params_are_all_reported_and_unknown_ops_are_404() {
     let t = TestApp::kanban().await;
     let (status, body) = t.op("move_card", json!({"card": 7, "position": "top", "bogus": 1})).await;
