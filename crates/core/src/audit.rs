@@ -66,6 +66,29 @@ impl AgentLog {
         }
     }
 
+    /// The first `limit` lines written after `since` (wire datetime), or
+    /// without it the newest `limit`; oldest first either way. A poller
+    /// passing the last `at` it saw as `since` walks the log without gaps.
+    pub fn read(&self, since: Option<&str>, limit: usize) -> std::io::Result<Vec<Value>> {
+        let Some(since) = since else { return self.tail(limit) };
+        let file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut lines = Vec::new();
+        for line in BufReader::new(file).lines() {
+            let Ok(v) = serde_json::from_str::<Value>(&line?) else { continue };
+            if v.get("at").and_then(Value::as_str).is_some_and(|at| at > since) {
+                lines.push(v);
+                if lines.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(lines)
+    }
+
     /// The newest `limit` lines, oldest first.
     pub fn tail(&self, limit: usize) -> std::io::Result<Vec<Value>> {
         let file = match File::open(&self.path) {

@@ -758,15 +758,37 @@ pub fn may_read_receipts(app: &App, caller: &Caller) -> Result<(), Error> {
 }
 
 pub async fn receipts(app: &Arc<App>, since: Option<&str>, limit: u64) -> Result<Vec<Receipt>, Error> {
-    let since =
-        match since.map(str::trim).filter(|s| !s.is_empty()) {
-            None => String::new(),
-            Some(s) => datetime::format(datetime::parse(s).ok_or_else(|| {
-                Error::InvalidQuery(format!("since must be an ISO 8601 date or datetime, got \"{s}\""))
-            })?),
-        };
+    let since = feed_since(since)?.unwrap_or_default();
     let entries = read(app, move |app| Ok(app.store.receipts(&since, limit)?)).await?;
     Ok(entries.into_iter().map(|e| e.receipt).collect())
+}
+
+/// The most entries one read of a feed (receipts, the agent log) answers.
+pub const MAX_FEED_LIMIT: u64 = 1000;
+
+/// A feed's `limit`: 100 when absent, else 1 to [`MAX_FEED_LIMIT`]. One
+/// beyond is refused rather than cut, since a caller asking for more than it
+/// got could take the answer for everything there is.
+pub fn feed_limit(limit: Option<u64>) -> Result<u64, Error> {
+    match limit {
+        None => Ok(100),
+        Some(n @ 1..=MAX_FEED_LIMIT) => Ok(n),
+        Some(n) => Err(Error::InvalidQuery(format!("limit is a count from 1 to {MAX_FEED_LIMIT}, got {n}"))),
+    }
+}
+
+/// A feed's `since`, in the wire form the entries carry (so it compares as
+/// text); `None` when absent or blank.
+pub fn feed_since(since: Option<&str>) -> Result<Option<String>, Error> {
+    since
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            datetime::parse(s)
+                .map(datetime::format)
+                .ok_or_else(|| Error::InvalidQuery(format!("since must be an ISO 8601 date or datetime, got \"{s}\"")))
+        })
+        .transpose()
 }
 
 /// The keys a body may echo unchanged.

@@ -72,12 +72,13 @@ pub async fn receipts(
     // A `limit` that is not a count refuses the whole query: read as absent,
     // it would take `since` with it and answer the oldest receipts instead.
     let Query(q) = q.map_err(|e| a2app_core::Error::InvalidQuery(e.body_text()))?;
-    let limit = q.limit.unwrap_or(100).clamp(1, 1000);
+    let limit = a2app_core::records::feed_limit(q.limit)?;
     let list = a2app_core::records::receipts(&state.app, q.since.as_deref(), limit).await?;
     Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": list })))
 }
 
-/// `GET /api/_a2app/actions`: the agent log, newest last; the token is required.
+/// `GET /api/_a2app/actions[?since=&limit=]`: the agent log, oldest first
+/// (the newest `limit` lines, or the first after `since`); the token is required.
 pub async fn actions(
     S(state): S<State>,
     headers: HeaderMap,
@@ -90,7 +91,9 @@ pub async fn actions(
         );
     }
     let Query(q) = q.map_err(|e| a2app_core::Error::InvalidQuery(e.body_text()))?;
-    let limit = q.limit.unwrap_or(100).clamp(1, 1000) as usize;
-    let lines = state.app.agent_log.tail(limit).map_err(|e| a2app_core::Error::Internal(e.to_string()))?;
+    let limit = a2app_core::records::feed_limit(q.limit)? as usize;
+    let since = a2app_core::records::feed_since(q.since.as_deref())?;
+    let lines =
+        state.app.agent_log.read(since.as_deref(), limit).map_err(|e| a2app_core::Error::Internal(e.to_string()))?;
     Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": lines })))
 }

@@ -115,6 +115,28 @@ async fn receipts_are_listed_and_agent_writes_are_logged_without_values() {
     let log = std::fs::read_to_string(t.app.definition.logs_dir().join("agent-actions.jsonl")).unwrap();
     assert_eq!(log.lines().count(), 4);
     assert!(!log.contains("2026-07-31 00:00:00.000Z"), "field values are not logged");
+    // `since` and `limit` hold for the agent log as for receipts: the first
+    // `limit` entries after `since`; a limit out of 1 to 1,000 is refused.
+    let (_, later) = t.call("GET", "/api/_a2app/actions?since=2026-07-31", None).await;
+    assert_eq!(later["items"], json!([]));
+    let (_, first) = t.call("GET", "/api/_a2app/actions?since=2026-07-30&limit=2", None).await;
+    let actions: Vec<(&str, &str)> = first["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["action"].as_str().unwrap(), i["entity"].as_str().unwrap()))
+        .collect();
+    assert_eq!(actions, [("create", "lists"), ("create", "cards")]);
+    let (_, newest) = t.call("GET", "/api/_a2app/actions?limit=1", None).await;
+    assert_eq!(newest["items"][0]["action"], "delete", "without since, the newest");
+    for path in ["receipts", "actions"] {
+        for limit in ["0", "1001"] {
+            let (status, bad) = t.call("GET", &format!("/api/_a2app/{path}?limit={limit}"), None).await;
+            assert_eq!((status, bad["code"].as_str()), (400, Some("invalid_query")), "{path} {limit}: {bad}");
+        }
+    }
+    let (status, bad) = t.call("GET", "/api/_a2app/actions?since=yesterday", None).await;
+    assert_eq!((status, bad["code"].as_str()), (400, Some("invalid_query")));
     // The log is read with the token only.
     let (status, _) = t.send(t.http.get(format!("{}/api/_a2app/actions", t.url)), None).await;
     assert_eq!(status, 401);
