@@ -100,7 +100,7 @@ async fn create_all(
     for _ in 0..SEED_TASKS.min(to.saturating_sub(from)) {
         let (app, next) = (Arc::clone(app), Arc::clone(&next));
         tasks.spawn(async move {
-            let caller = Caller { kind: CallerKind::OwnUi, agent: None, user: None, grant: None };
+            let caller = Caller { kind: CallerKind::OwnUi, agent: None, user: None, grant: None, request: None };
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= to {

@@ -33,6 +33,8 @@ pub struct Credentials {
     /// The resource the request addresses when it is not the whole app
     /// (`<base>/mcp` for MCP): a token bound to one resource works there only.
     pub resource: Option<String>,
+    /// The headers and query filters and rules may read, handed on to the caller.
+    pub request: Option<std::sync::Arc<crate::caller::RequestParts>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +51,8 @@ pub async fn authorize(app: &std::sync::Arc<App>, creds: &Credentials, intent: I
     // (a read's, which never needs the agent token), then the grant decides.
     if let Some(token) = creds.authorization.as_deref().filter(|t| t.starts_with(protocol::grant::TOKEN_PREFIX)) {
         identify(app, creds, Intent::Read)?;
-        let caller = crate::grants::authenticate(app, token).await?;
+        let mut caller = crate::grants::authenticate(app, token).await?;
+        caller.request = creds.request.clone();
         let audience = caller.grant.as_ref().and_then(|g| g.audience.as_deref());
         if let Some(audience) = audience.filter(|a| Some(*a) != creds.resource.as_deref()) {
             return Err(Error::Unauthorized(format!(
@@ -60,6 +63,7 @@ pub async fn authorize(app: &std::sync::Arc<App>, creds: &Credentials, intent: I
         return Ok(caller);
     }
     let mut caller = identify(app, creds, intent)?;
+    caller.request = creds.request.clone();
     let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
     if let Some(token) =
         creds.authorization.as_deref().filter(|t| multi && !constant_time_eq(t.as_bytes(), app.agent_token.as_bytes()))
@@ -77,7 +81,7 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
     if !is_loopback_name(&host_name) && !http.allowed_hosts.iter().any(|h| h == &host_name) {
         return Err(Error::ForbiddenHost(host_name));
     }
-    let agent = creds.agent.clone().filter(|a| !a.trim().is_empty()).map(|a| a.chars().take(100).collect());
+    let agent = agent_name(creds.agent.as_deref())?;
     let is_agent_token = |t: &str| constant_time_eq(t.as_bytes(), app.agent_token.as_bytes());
     let token_ok = creds.token.as_deref().is_some_and(is_agent_token)
         || (creds.token.is_none() && creds.authorization.as_deref().is_some_and(is_agent_token));
@@ -88,22 +92,37 @@ fn identify(app: &App, creds: &Credentials, intent: Intent) -> Result<Caller, Er
             return Err(Error::ForbiddenOrigin(origin.to_owned()));
         }
         let kind = if token_ok { CallerKind::Agent } else { CallerKind::OwnUi };
-        return Ok(Caller { kind, agent, user: None, grant: None });
+        return Ok(Caller { kind, agent, user: None, grant: None, request: None });
     }
     if creds.fetch_site.as_deref() == Some("cross-site") {
         return Err(Error::ForbiddenOrigin("a page on another site".into()));
     }
     if token_ok {
-        return Ok(Caller { kind: CallerKind::Agent, agent, user: None, grant: None });
+        return Ok(Caller { kind: CallerKind::Agent, agent, user: None, grant: None, request: None });
     }
     if creds.token.is_some() {
         return Err(Error::Unauthorized("the agent token does not match this app's .agent-token".into()));
     }
     match intent {
-        Intent::Read => Ok(Caller { kind: CallerKind::Anonymous, agent, user: None, grant: None }),
+        Intent::Read => Ok(Caller { kind: CallerKind::Anonymous, agent, user: None, grant: None, request: None }),
         Intent::Write => Err(Error::Unauthorized(
             "writes from a program need the agent token in X-LUI-Token (it is in the app's .agent-token file)".into(),
         )),
+    }
+}
+
+/// The self-asserted agent name, as receipts and the agent log will name the
+/// caller: a blank one is no name; one too long or holding characters a
+/// person could not read is refused, never cut or passed on as it came.
+fn agent_name(name: Option<&str>) -> Result<Option<String>, Error> {
+    let max = crate::grants::MAX_AGENT_CHARS;
+    match name {
+        None => Ok(None),
+        Some(n) if n.trim().is_empty() => Ok(None),
+        Some(n) if n.chars().count() <= max && protocol::text::is_plain(n) => Ok(Some(n.to_owned())),
+        Some(_) => Err(Error::InvalidQuery(format!(
+            "the agent's name (X-LUI-Agent) is 1 to {max} characters of plain text, no control or hidden characters"
+        ))),
     }
 }
 

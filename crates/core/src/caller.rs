@@ -41,6 +41,16 @@ pub struct User {
     pub record: Map<String, Value>,
 }
 
+/// What filters and rules may read of a request besides who made it, as
+/// PocketBase shows it: `@request.headers.*` (names lower-cased, `-` as `_`,
+/// the first value of each) and `@request.query.*` (the first value of each
+/// query parameter).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestParts {
+    pub headers: Map<String, Value>,
+    pub query: Map<String, Value>,
+}
+
 /// A caller: how it may write, who it acts as, and the self-asserted agent
 /// name used for attribution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +60,9 @@ pub struct Caller {
     pub user: Option<User>,
     /// Set for [`CallerKind::Grant`] only.
     pub grant: Option<std::sync::Arc<GrantAccess>>,
+    /// The request's headers and query, when a filter or rule may read
+    /// them (see `rules::reads_request_parts`); `None` reads as empty.
+    pub request: Option<std::sync::Arc<RequestParts>>,
 }
 
 impl CallerKind {
@@ -66,11 +79,11 @@ impl CallerKind {
 
 impl Caller {
     pub fn anonymous() -> Caller {
-        Caller { kind: CallerKind::Anonymous, agent: None, user: None, grant: None }
+        Caller { kind: CallerKind::Anonymous, agent: None, user: None, grant: None, request: None }
     }
 
     pub fn agent(name: Option<String>) -> Caller {
-        Caller { kind: CallerKind::Agent, agent: name, user: None, grant: None }
+        Caller { kind: CallerKind::Agent, agent: name, user: None, grant: None, request: None }
     }
 }
 

@@ -338,6 +338,7 @@ pub async fn authenticate(app: &Arc<App>, token: &str) -> Result<Caller, Error> 
             token_expires: expires,
             audience,
         })),
+        request: None,
     })
 }
 

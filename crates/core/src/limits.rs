@@ -90,6 +90,7 @@ mod tests {
             agent: None,
             user: Some(crate::caller::User { id: "u1".into(), record: Default::default() }),
             grant: None,
+            request: None,
         };
         assert_eq!(limiter.take(&user, Intent::Write, t0), Ok(()));
         assert_eq!(limiter.take(&agent, Intent::Read, t0), Ok(()));

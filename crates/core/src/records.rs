@@ -215,6 +215,10 @@ pub async fn list(
     paths::readable(app, caller, entity_name, filter.as_ref(), &sort)?;
     let mut ctx = context(app, request);
     ctx.request.auth = caller.user.as_ref().map(|u| u.record.clone());
+    if let Some(parts) = caller.request.as_deref() {
+        ctx.request.headers = parts.headers.clone();
+        ctx.request.query = parts.query.clone();
+    }
     let result = {
         let name = entity_name.to_owned();
         read(app, move |app| {

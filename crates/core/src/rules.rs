@@ -70,13 +70,28 @@ pub fn rule(app: &App, caller: &Caller, entity: &str, action: Action) -> Result<
 
 /// The `@request` a rule (or a list filter) sees.
 pub fn request(caller: &Caller, method: &str, body: Option<&Value>) -> RequestInfo {
+    let parts = caller.request.as_deref();
     RequestInfo {
         auth: caller.user.as_ref().map(|u| u.record.clone()),
         method: method.to_owned(),
+        headers: parts.map(|p| p.headers.clone()).unwrap_or_default(),
+        query: parts.map(|p| p.query.clone()).unwrap_or_default(),
         body: body.and_then(Value::as_object).cloned(),
         context: "default".to_owned(),
-        ..RequestInfo::default()
     }
+}
+
+/// Whether a rule of the app reads the request's headers or query, so a
+/// transport must hand them on with the caller (list filters that do are
+/// seen by the transport itself: only the agent token may send them).
+pub fn reads_request_parts(app: &App) -> bool {
+    app.definition.config.auth_mode == AuthMode::MultiUser
+        && app.definition.schema.entities.values().filter_map(|e| e.rules.as_ref()).any(|r| {
+            [&r.list, &r.view, &r.create, &r.update, &r.delete]
+                .into_iter()
+                .flatten()
+                .any(|text| text.contains("@request.headers") || text.contains("@request.query"))
+        })
 }
 
 pub fn context(app: &App, caller: &Caller, method: &str, body: Option<&Value>) -> QueryContext {

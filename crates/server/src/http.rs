@@ -14,7 +14,7 @@ pub mod surfaces;
 
 use crate::realtime::Realtime;
 use a2app_core::access::{Credentials, Intent};
-use a2app_core::caller::Caller;
+use a2app_core::caller::{Caller, RequestParts};
 use a2app_core::{App, Error};
 use axum::Router;
 use axum::body::Bytes;
@@ -217,32 +217,100 @@ pub(crate) fn meaning_header(headers: &HeaderMap, name: &str) -> Result<Option<S
     }
 }
 
-/// What the request tells about its caller.
-pub fn credentials(state: &State, headers: &HeaderMap) -> Credentials {
-    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+/// What the request tells about its caller. A header that is there but
+/// cannot be read is refused, never taken for absent: an `Authorization` that
+/// is not ASCII would make a signed-in user anonymous, an `Origin` nobody's.
+pub fn credentials(state: &State, headers: &HeaderMap) -> Result<Credentials, Error> {
+    // The header's text, or (as `Err`) what it holds, as well as it reads.
+    let ascii = |name: &str| -> Result<Option<String>, String> {
+        headers
+            .get(name)
+            .map(|v| v.to_str().map(str::to_owned).map_err(|_| String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .transpose()
+    };
+    let credential = |name: &str, header: &str| {
+        ascii(header).map_err(|_| {
+            Error::Unauthorized(format!(
+                "the {name} header holds bytes outside printable ASCII, which no credential has"
+            ))
+        })
+    };
     // PocketBase clients send the bare token; MCP hosts send `Bearer <token>`.
     // The scheme is case-insensitive (RFC 9110 §11.1).
-    let authorization = text("authorization")
+    let authorization = credential("Authorization", "authorization")?
         .map(|a| match a.get(..7) {
             Some(scheme) if scheme.eq_ignore_ascii_case("bearer ") => a[7..].to_owned(),
             _ => a,
         })
         .filter(|a| !a.trim().is_empty());
-    Credentials {
-        host: text("host"),
-        origin: text("origin"),
-        token: text("x-lui-token").or_else(|| text("x-a2app-token")),
+    let token = match credential("X-LUI-Token", "x-lui-token")? {
+        Some(token) => Some(token),
+        None => credential("X-A2App-Token", "x-a2app-token")?,
+    };
+    // A name is text a person reads: UTF-8, as clients send it.
+    let agent = match headers.get("x-lui-agent").or_else(|| headers.get("x-a2app-agent")) {
+        None => None,
+        Some(v) => Some(
+            std::str::from_utf8(v.as_bytes())
+                .map_err(|_| Error::InvalidQuery("the X-LUI-Agent header must be UTF-8 text".into()))?
+                .to_owned(),
+        ),
+    };
+    Ok(Credentials {
+        host: ascii("host").map_err(Error::ForbiddenHost)?,
+        origin: ascii("origin").map_err(Error::ForbiddenOrigin)?,
+        token,
         authorization,
-        agent: text("x-lui-agent").or_else(|| text("x-a2app-agent")),
-        fetch_site: text("sec-fetch-site"),
+        agent,
+        fetch_site: ascii("sec-fetch-site").map_err(|_| Error::ForbiddenOrigin("a page on another site".into()))?,
         port: state.port,
         resource: None,
-    }
+        request: request_parts(&state.app, headers, None),
+    })
 }
 
 /// Establishes the caller for a read or a write, or refuses.
 pub async fn caller(state: &State, headers: &HeaderMap, intent: Intent) -> ApiResult<Caller> {
-    Ok(a2app_core::access::authorize(&state.app, &credentials(state, headers), intent).await?)
+    caller_seeing(state, headers, None, intent).await
+}
+
+/// [`caller`] for a request whose query string a filter or rule may read
+/// (`@request.query.*`): the records routes.
+pub async fn caller_seeing(
+    state: &State,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    intent: Intent,
+) -> ApiResult<Caller> {
+    let mut creds = credentials(state, headers)?;
+    if query.is_some_and(|q| !q.is_empty()) {
+        creds.request = request_parts(&state.app, headers, query);
+    }
+    Ok(a2app_core::access::authorize(&state.app, &creds, intent).await?)
+}
+
+/// What `@request.headers.*` and `@request.query.*` read, as PocketBase
+/// names them: header names lower-cased with `-` as `_`, the first value of
+/// each header and parameter. Built only when something may read them (a
+/// rule of the app, or a filter in the query string), so other requests do
+/// not pay for copying their headers.
+pub fn request_parts(app: &App, headers: &HeaderMap, query: Option<&str>) -> Option<Arc<RequestParts>> {
+    let pairs: Vec<(String, String)> =
+        query.filter(|q| !q.is_empty()).and_then(|q| serde_urlencoded::from_str(q).ok()).unwrap_or_default();
+    let wanted = a2app_core::rules::reads_request_parts(app) || pairs.iter().any(|(_, v)| v.contains("@request."));
+    if !wanted {
+        return None;
+    }
+    let mut parts = RequestParts::default();
+    for (name, value) in headers {
+        let key = name.as_str().to_ascii_lowercase().replace('-', "_");
+        let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        parts.headers.entry(key).or_insert(Value::String(text));
+    }
+    for (name, value) in pairs {
+        parts.query.entry(name).or_insert(Value::String(value));
+    }
+    Some(Arc::new(parts))
 }
 
 /// Decodes a JSON body without any coercion; bad JSON is `invalid_json`.

@@ -87,7 +87,14 @@ fn transport_config(state: &State) -> StreamableHttpServerConfig {
 /// any with a refused one, gets 401 with the challenge that starts the OAuth
 /// flow (RFC 9728: where the metadata is, and the scopes to ask).
 async fn gate(S(state): S<State>, request: Request, next: Next) -> Response {
-    let creds = credentials(&state, request.headers());
+    let creds = match credentials(&state, request.headers()) {
+        Ok(creds) => creds,
+        Err(e @ Error::Unauthorized(_)) => {
+            let base = http::oauth::base(&state, request.headers()).ok();
+            return challenge(&state, base.as_deref(), e, Some("invalid_token"));
+        }
+        Err(e) => return http::ApiError(e).into_response(),
+    };
     let base = http::oauth::base(&state, request.headers()).ok();
     let sign_in = state.app.definition.config.mcp_sign_in();
     let presented = creds.authorization.is_some() || creds.token.is_some();
@@ -122,16 +129,16 @@ async fn gate(S(state): S<State>, request: Request, next: Next) -> Response {
 
 /// What an MCP request tells about its caller: as any request's, and the
 /// resource it addresses, this endpoint (a token bound to it works here).
-fn credentials(state: &State, headers: &axum::http::HeaderMap) -> a2app_core::access::Credentials {
-    let mut creds = http::credentials(state, headers);
+fn credentials(state: &State, headers: &axum::http::HeaderMap) -> Result<a2app_core::access::Credentials, Error> {
+    let mut creds = http::credentials(state, headers)?;
     creds.resource = http::oauth::base(state, headers).ok().as_deref().map(a2app_core::oauth::resource);
-    creds
+    Ok(creds)
 }
 
 /// The caller of an MCP request for `intent`, established again by a tool
 /// that writes (the gate checked a read).
 pub(crate) async fn caller(state: &State, headers: &axum::http::HeaderMap, intent: Intent) -> Result<Caller, Error> {
-    a2app_core::access::authorize(&state.app, &credentials(state, headers), intent).await
+    a2app_core::access::authorize(&state.app, &credentials(state, headers)?, intent).await
 }
 
 /// For a grant's `tools/call` of a tool its scopes do not cover: 403 with

@@ -121,7 +121,7 @@ fn clip(text: &str, max: usize) -> String {
 /// `allowed_hosts` pass the Host rule; allowed (deployed) hosts are HTTPS.
 async fn base_url(state: &State, headers: &HeaderMap) -> ApiResult<String> {
     // The Host rule without the Origin rule: the documents are public.
-    let mut creds = super::credentials(state, headers);
+    let mut creds = super::credentials(state, headers)?;
     creds.origin = None;
     creds.token = None;
     creds.authorization = None;

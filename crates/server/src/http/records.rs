@@ -1,13 +1,13 @@
 //! The PocketBase-compatible records API.
 
-use super::{ApiResult, State, caller, json_body, json_response, meaning_header};
+use super::{ApiResult, State, caller_seeing, json_body, json_response, meaning_header};
 use a2app_core::access::Intent;
 use a2app_core::files::Upload;
 use a2app_core::records::{self, ListParams, Shape, WriteOptions};
 use a2app_core::store::RequestInfo;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Request};
-use axum::extract::{Path, Query, State as S};
+use axum::extract::{Path, Query, RawQuery, State as S};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -61,9 +61,10 @@ pub async fn list(
     S(state): S<State>,
     Path(entity): Path<String>,
     headers: HeaderMap,
+    RawQuery(raw): RawQuery,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Read).await?;
+    let caller = caller_seeing(&state, &headers, raw.as_deref(), Intent::Read).await?;
     let q = query(q)?;
     let params = ListParams {
         page: q.page,
@@ -83,9 +84,10 @@ pub async fn view(
     S(state): S<State>,
     Path((entity, id)): Path<(String, String)>,
     headers: HeaderMap,
+    RawQuery(raw): RawQuery,
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Read).await?;
+    let caller = caller_seeing(&state, &headers, raw.as_deref(), Intent::Read).await?;
     let record = records::view(&state.app, &caller, &entity, &id, &query(q)?.into()).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -94,10 +96,11 @@ pub async fn create(
     S(state): S<State>,
     Path(entity): Path<String>,
     headers: HeaderMap,
+    RawQuery(raw): RawQuery,
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> ApiResult<Response> {
-    let (caller, body, opts) = write_input(&state, &headers, query(q)?.into(), request).await?;
+    let (caller, body, opts) = write_input(&state, &headers, raw.as_deref(), query(q)?.into(), request).await?;
     let record = records::create(&state.app, &caller, &entity, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -106,10 +109,11 @@ pub async fn update(
     S(state): S<State>,
     Path((entity, id)): Path<(String, String)>,
     headers: HeaderMap,
+    RawQuery(raw): RawQuery,
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> ApiResult<Response> {
-    let (caller, body, opts) = write_input(&state, &headers, query(q)?.into(), request).await?;
+    let (caller, body, opts) = write_input(&state, &headers, raw.as_deref(), query(q)?.into(), request).await?;
     let record = records::update(&state.app, &caller, &entity, &id, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -118,8 +122,9 @@ pub async fn delete(
     S(state): S<State>,
     Path((entity, id)): Path<(String, String)>,
     headers: HeaderMap,
+    RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Write).await?;
+    let caller = caller_seeing(&state, &headers, raw.as_deref(), Intent::Write).await?;
     records::delete(&state.app, &caller, &entity, &id, &write_options(&headers, Shape::default())?).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -128,10 +133,11 @@ pub async fn delete(
 async fn write_input(
     state: &State,
     headers: &HeaderMap,
+    raw_query: Option<&str>,
     shape: Shape,
     request: Request,
 ) -> ApiResult<(a2app_core::caller::Caller, Value, WriteOptions)> {
-    let caller = caller(state, headers, Intent::Write).await?;
+    let caller = caller_seeing(state, headers, raw_query, Intent::Write).await?;
     let (body, files) = write_body(headers, request).await?;
     let mut opts = write_options(headers, shape)?;
     opts.files = files;
@@ -191,8 +197,9 @@ pub async fn file(
     S(state): S<State>,
     Path((entity, id, name)): Path<(String, String, String)>,
     headers: HeaderMap,
+    RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let caller = caller(&state, &headers, Intent::Read).await?;
+    let caller = caller_seeing(&state, &headers, raw.as_deref(), Intent::Read).await?;
     let path = records::file(&state.app, &caller, &entity, &id, &name).await?;
     let bytes = tokio::fs::read(&path).await.map_err(|_| a2app_core::Error::NotFound)?;
     let headers = [

@@ -480,6 +480,17 @@ async fn query(app: &std::sync::Arc<App>, caller: &Caller, args: &Map<String, Va
         fields: text(args, "fields")?,
         skip_total: None,
     };
+    // Over HTTP these read the request's URL query and headers; a tool call
+    // has neither of its own, and a filter reading them would match nothing.
+    let reads_request = [&params.filter, &params.sort]
+        .into_iter()
+        .flatten()
+        .any(|t| t.contains("@request.query") || t.contains("@request.headers"));
+    if reads_request {
+        return Err(Error::InvalidQuery(
+            "@request.query and @request.headers are an HTTP request's; a tool call has neither: write the value into the filter".into(),
+        ));
+    }
     let request = RequestInfo { method: "GET".into(), context: "default".into(), ..Default::default() };
     Answer::json(records::list(app, caller, &entity, &params, request).await?)
 }

@@ -139,3 +139,40 @@ async fn through_a_deployed_host_only_that_hosts_own_origin_is_the_page() {
     let (status, _) = t.send(t.http.post(&url).header("origin", &forged), Some(json!({"name": "z"}))).await;
     assert_eq!(status, 200);
 }
+
+/// A credential header that is there but cannot be read is refused, never
+/// taken for absent (an unreadable Authorization made a user anonymous);
+/// an agent's name is UTF-8 text, kept whole or refused, never cut.
+#[tokio::test]
+async fn unreadable_credential_headers_are_refused_and_agent_names_kept_whole() {
+    let t = TestApp::kanban().await;
+    let raw = |bytes: &[u8]| reqwest::header::HeaderValue::from_bytes(bytes).unwrap();
+    let url = format!("{}/api/collections/lists/records", t.url);
+    for (name, code, status) in [
+        ("Authorization", "unauthorized", 401),
+        ("X-LUI-Token", "unauthorized", 401),
+        ("Origin", "forbidden_origin", 403),
+        ("Host", "forbidden_host", 403),
+    ] {
+        let req = t.http.get(&url).header(name, raw(b"caf\xe9"));
+        let (got, body) = t.send(req, None).await;
+        assert_eq!((got, body["code"].as_str()), (status, Some(code)), "{name}: {body}");
+    }
+
+    let write = |agent: reqwest::header::HeaderValue| {
+        let req = t.http.post(&url).header("X-LUI-Token", &t.token).header("X-LUI-Agent", agent);
+        t.send(req, Some(json!({"name": "L"})))
+    };
+    let (status, list) = write(raw("Zoë's bot".as_bytes())).await;
+    assert_eq!((status, list["_receipt"]["agent"].as_str()), (200, Some("Zoë's bot")), "{list}");
+    let (status, body) = write(raw("x".repeat(101).as_bytes())).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")), "{body}");
+    let (status, body) = write(raw(b"not \xff utf-8")).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")), "{body}");
+    let (status, body) = write(raw("hidden\u{202e}name".as_bytes())).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")), "{body}");
+    let (_, page) = t.call("GET", "/api/collections/lists/records", None).await;
+    assert_eq!(page["totalItems"], 1, "only the well-named write was stored");
+    let (status, _) = write(raw("x".repeat(100).as_bytes())).await;
+    assert_eq!(status, 200, "100 characters is a name");
+}

@@ -200,3 +200,57 @@ async fn rules_decide_what_each_user_sees_and_changes() {
         as_user(&t, Some(&ann_token), "GET", "/api/collections/notes/records?expand=owner&sort=title", None).await;
     assert_eq!(own["items"][0]["expand"]["owner"]["email"], "ann@example.com");
 }
+
+/// `@request.query.*` and `@request.headers.*` read the request's own query
+/// string and headers, in a list's filter (the agent token's) and in rules,
+/// as PocketBase reads them: names lower-cased with `-` as `_`.
+#[tokio::test]
+async fn filters_and_rules_read_the_request_query_and_headers() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "L"})).await;
+    for title in ["hello", "other"] {
+        t.create("cards", json!({"title": title, "list": list["id"]})).await;
+    }
+    let titles = |page: &Value| -> Vec<String> {
+        page["items"].as_array().unwrap().iter().map(|c| c["title"].as_str().unwrap().to_owned()).collect()
+    };
+    let (status, page) =
+        t.call("GET", "/api/collections/cards/records?filter=title%3D%40request.query.t&t=hello", None).await;
+    assert_eq!((status, titles(&page)), (200, vec!["hello".to_owned()]), "{page}");
+    let req = t
+        .http
+        .get(format!("{}/api/collections/cards/records?filter=title%3D%40request.headers.x_title", t.url))
+        .header("X-LUI-Token", &t.token)
+        .header("X-Title", "other");
+    let (status, page) = t.send(req, None).await;
+    assert_eq!((status, titles(&page)), (200, vec!["other".to_owned()]), "{page}");
+
+    // A multi-user app whose list rule lets a request ask for public notes
+    // by its query, and shows a note to a caller naming its title in a header.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root.join("app.toml"), dir.path().join("app.toml")).unwrap();
+    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(root.join("schema.json")).unwrap()).unwrap();
+    schema["entities"]["notes"]["rules"]["list"] =
+        json!("owner = @request.auth.id || (public = true && @request.query.shared = 'yes')");
+    schema["entities"]["notes"]["rules"]["view"] =
+        json!("owner = @request.auth.id || title = @request.headers.x_note_title");
+    std::fs::write(dir.path().join("schema.json"), schema.to_string()).unwrap();
+    let def = a2app_core::app::load(dir.path()).expect("the schema loads");
+    let t = TestApp::start(dir, def, a2app_core::operations::Registry::default(), false).await.unwrap();
+    let (ann, ann_token) = t.user("ann@example.com", "pass words").await;
+    let (_, bob_token) = t.user("bob@example.com", "pass words").await;
+    let body = json!({"title": "ann's", "owner": ann, "public": true});
+    let (status, note) = as_user(&t, Some(&ann_token), "POST", "/api/collections/notes/records", Some(body)).await;
+    assert_eq!(status, 200, "{note}");
+    let (_, page) = as_user(&t, Some(&bob_token), "GET", "/api/collections/notes/records", None).await;
+    assert_eq!(page["totalItems"], 0, "{page}");
+    let (_, page) = as_user(&t, Some(&bob_token), "GET", "/api/collections/notes/records?shared=yes", None).await;
+    assert_eq!(page["totalItems"], 1, "{page}");
+    let path = format!("{}/api/collections/notes/records/{}", t.url, note["id"].as_str().unwrap());
+    let (status, _) = t.send(t.http.get(&path).header("Authorization", &bob_token), None).await;
+    assert_eq!(status, 404);
+    let (status, seen) =
+        t.send(t.http.get(&path).header("Authorization", &bob_token).header("X-Note-Title", "ann's"), None).await;
+    assert_eq!((status, seen["title"].as_str()), (200, Some("ann's")));
+}
