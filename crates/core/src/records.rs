@@ -183,15 +183,7 @@ pub async fn list(
     request: RequestInfo,
 ) -> Result<Page, Error> {
     entity(app, entity_name)?;
-    // As PocketBase: only the app's owner (here, the agent token) may filter or
-    // sort by request or cross-collection data in a query.
-    let privileged = [params.filter.as_deref(), params.sort.as_deref()]
-        .into_iter()
-        .flatten()
-        .any(|t| t.contains("@request.") || t.contains("@collection."));
-    if privileged && caller.kind != CallerKind::Agent {
-        return Err(Error::Forbidden("only the agent token may filter or sort by @request or @collection".into()));
-    }
+    only_owner_reads_request([params.filter.as_deref(), params.sort.as_deref()], caller)?;
     let page = parse_int("page", params.page.as_deref())?.filter(|p| *p > 0).unwrap_or(1) as u64;
     let per_page = match parse_int("perPage", params.per_page.as_deref())? {
         Some(n) if n > 0 => (n as u64).min(MAX_PER_PAGE),
@@ -294,6 +286,60 @@ pub async fn may_see(app: &Arc<App>, caller: &Caller, change: &Arc<Change>) -> R
             .await
         }
     }
+}
+
+/// As PocketBase: only the app's owner (here, the agent token) may filter or
+/// sort by request or cross-collection data in a query.
+fn only_owner_reads_request<'a>(
+    texts: impl IntoIterator<Item = Option<&'a str>>,
+    caller: &Caller,
+) -> Result<(), Error> {
+    let privileged = texts.into_iter().flatten().any(|t| t.contains("@request.") || t.contains("@collection."));
+    if privileged && caller.kind != CallerKind::Agent {
+        return Err(Error::Forbidden("only the agent token may filter or sort by @request or @collection".into()));
+    }
+    Ok(())
+}
+
+/// A realtime subscription's own filter (PocketBase's `options.query.filter`),
+/// checked once, when subscribing, as a list's filter is: who may send it,
+/// that it parses and names what the entity has, and a grant's read scopes.
+/// Dropped or taken as matching nothing, it would stream every change, or none,
+/// to a caller who asked for some.
+pub async fn subscription_filter(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    text: &str,
+) -> Result<filter::Expr, Error> {
+    entity(app, entity_name)?;
+    only_owner_reads_request([Some(text)], caller)?;
+    let expr = filter::parse(text.trim()).map_err(Error::InvalidFilter)?;
+    paths::readable(app, caller, entity_name, Some(&expr), &[])?;
+    // Judged once on an empty record: a field the entity lacks fails here,
+    // not silently on every change.
+    let ctx = rules::context(app, caller, "GET", None);
+    let (name, checked) = (entity_name.to_owned(), expr.clone());
+    read(app, move |app| Ok(app.store.record_satisfies(&app.definition.schema, &name, &Map::new(), &checked, &ctx)?))
+        .await?;
+    Ok(expr)
+}
+
+/// Whether a change satisfies a subscription's filter, judged like the view
+/// rule in [`may_see`]: on the record as the change left it.
+pub async fn change_matches(
+    app: &Arc<App>,
+    caller: &Caller,
+    change: &Arc<Change>,
+    filter: &Arc<filter::Expr>,
+) -> Result<bool, Error> {
+    let ctx = rules::context(app, caller, "GET", None);
+    let (change, filter) = (Arc::clone(change), Arc::clone(filter));
+    read(app, move |app| {
+        let schema = &app.definition.schema;
+        Ok(app.store.record_satisfies(schema, &change.entity, &change.record, &filter, &ctx)?)
+    })
+    .await
 }
 
 /// Whether the record with `id` satisfies `rule` for this caller.

@@ -4,12 +4,18 @@
 //! carrying the client id, which is also every event's SSE id (the JS SDK
 //! reads it from `lastEventId`). `POST /api/realtime` replaces a client's
 //! subscriptions: `entity/*` or `entity/ID`, each optionally with
-//! `?options={"query":{"expand":…,"fields":…}}`. A message's event name is the
-//! exact subscription string, its data `{action, record}`.
+//! `?options={"query":{"expand":…,"fields":…,"filter":…},"headers":{…}}`: the
+//! filter keeps only the changes it matches (PocketBase's own semantics, its
+//! `@request.query.*` and `@request.headers.*` read from those options). A
+//! message's event name is the exact subscription string, its data
+//! `{action, record}`. A topic that cannot be followed as written (not a
+//! string, no such entity, options or a filter that do not read) refuses the
+//! whole call, every problem named, where PocketBase answers 204 and sends
+//! nothing or everything.
 
 use crate::http::{ApiError, ApiResult, State, caller, json_body};
 use a2app_core::access::Intent;
-use a2app_core::caller::Caller;
+use a2app_core::caller::{Caller, RequestParts};
 use a2app_core::realtime::Change;
 use a2app_core::records::{self, Shape};
 use a2app_core::rules;
@@ -19,7 +25,7 @@ use axum::extract::State as S;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, RwLock};
@@ -34,6 +40,11 @@ struct Subscription {
     /// `None` for `entity/*`.
     id: Option<String>,
     shape: ShapeSpec,
+    /// `options.query.filter`: only the changes it matches are sent.
+    filter: Option<Arc<a2app_core::filter::Expr>>,
+    /// What the filter reads as `@request.query.*` and `@request.headers.*`:
+    /// the topic's own options, as PocketBase has it.
+    parts: Option<Arc<RequestParts>>,
     /// The `id:` and `event:` lines of this subscription's frames.
     head: String,
 }
@@ -243,6 +254,17 @@ impl StreamState {
         }
         let whole = !rules::may_redact(&self.app, &self.caller, &change.entity);
         for sub in subs {
+            if let Some(filter) = &sub.filter {
+                let caller = Caller { request: sub.parts.clone(), ..self.caller.clone() };
+                match records::change_matches(&self.app, &caller, change, filter).await {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot judge a realtime subscription's filter");
+                        continue;
+                    }
+                }
+            }
             if whole && sub.shape == ShapeSpec::default() {
                 // The common case: the record as stored, encoded once for every stream.
                 write_frame(&mut self.pending, &sub.head, change.encoded());
@@ -295,30 +317,24 @@ pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> A
     let subscriptions: Vec<Arc<Subscription>> = match body.get("subscriptions") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {
-            // A topic becomes the `event:` line of an SSE frame: a line break
-            // in it would forge frames, so control characters are refused.
-            let bad: Vec<protocol::Violation> = items
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.as_str().is_some_and(|t| t.chars().any(char::is_control)))
-                .map(|(i, _)| {
-                    protocol::Violation::new(
-                        protocol::ErrorCode::InvalidString,
-                        "a topic must not hold control characters",
-                    )
-                    .field(format!("subscriptions.{i}"))
-                    .expected("a topic like \"cards/*\" or \"cards/RECORD_ID\"")
-                })
-                .collect();
+            // Every topic is checked before any replaces the client's
+            // subscriptions, and every problem is named at once: a topic
+            // dropped without a word would leave the client waiting for
+            // changes that never come.
+            let mut subscriptions = Vec::with_capacity(items.len());
+            let mut bad = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let place = format!("subscriptions.{i}");
+                match checked(&state.app, &who, client_id, item).await {
+                    Ok(sub) => subscriptions.push(Arc::new(sub)),
+                    Err(Refusal::Violation(v)) => bad.push(v.field(place)),
+                    Err(Refusal::Error(e)) => return Err(ApiError(e)),
+                }
+            }
             if !bad.is_empty() {
                 return Err(ApiError(Error::Invalid(bad)));
             }
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .filter_map(|t| parse_subscription(client_id, t))
-                .map(Arc::new)
-                .collect()
+            subscriptions
         }
         Some(_) => {
             let v =
@@ -334,28 +350,153 @@ pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> A
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// `entity/*`, `entity/ID` or a bare `entity`, optionally `?options=<json>`,
-/// for the client `client_id`.
-fn parse_subscription(client_id: &str, raw: &str) -> Option<Subscription> {
-    let (topic, query) = raw.split_once('?').unwrap_or((raw, ""));
-    let (entity, id) = match topic.split_once('/') {
+/// Why a topic was not subscribed: a problem with the topic itself, named
+/// with the others, or a refusal of the caller (403), which ends the call.
+enum Refusal {
+    Violation(protocol::Violation),
+    Error(Error),
+}
+
+fn problem(code: protocol::ErrorCode, message: impl Into<String>) -> Refusal {
+    Refusal::Violation(protocol::Violation::new(code, message).expected(
+        "a topic like \"cards/*\" or \"cards/RECORD_ID\", optionally ?options={\"query\":{…},\"headers\":{…}}",
+    ))
+}
+
+/// One topic of a subscribe call, checked whole: its entity and id, its
+/// options, and the filter among them.
+async fn checked(app: &Arc<App>, caller: &Caller, client_id: &str, item: &Value) -> Result<Subscription, Refusal> {
+    let Some(raw) = item.as_str() else {
+        return Err(problem(protocol::ErrorCode::InvalidString, "a topic is a string"));
+    };
+    // A topic becomes the `event:` line of an SSE frame: a line break in it
+    // would forge frames, so control characters are refused.
+    if raw.chars().any(char::is_control) {
+        return Err(problem(protocol::ErrorCode::InvalidString, "a topic must not hold control characters"));
+    }
+    let topic = parse_topic(raw).map_err(|why| problem(protocol::ErrorCode::InvalidString, why))?;
+    let schema = &app.definition.schema;
+    let known = topic.entity == a2app_core::requests::TOPIC
+        || schema.entities.keys().any(|e| *e == topic.entity || a2app_core::schema::collection_id(e) == topic.entity);
+    if !known {
+        return Err(problem(
+            protocol::ErrorCode::UnknownEntity,
+            format!("\"{}\" is not an entity of this app; read /api/_a2app/describe for the list", topic.entity),
+        ));
+    }
+    if topic.id.as_deref().is_some_and(|id| !a2app_core::id::is_valid(id)) {
+        return Err(problem(protocol::ErrorCode::InvalidString, "a record id is 15 characters of a-z and 0-9"));
+    }
+    let options = topic.options;
+    let filter = match options.filter.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
+        None => None,
+        Some(_) if topic.entity == a2app_core::requests::TOPIC => {
+            return Err(problem(protocol::ErrorCode::InvalidFilter, "the request queue's topic takes no filter"));
+        }
+        Some(text) => {
+            // The entity as the schema names it (a topic may use its collection id).
+            let entity = schema
+                .entities
+                .keys()
+                .find(|e| **e == topic.entity || a2app_core::schema::collection_id(e) == topic.entity)
+                .cloned()
+                .unwrap_or_default();
+            match records::subscription_filter(app, caller, &entity, text).await {
+                Ok(expr) => Some(Arc::new(expr)),
+                Err(Error::InvalidFilter(f)) => {
+                    return Err(problem(
+                        protocol::ErrorCode::InvalidFilter,
+                        format!("invalid filter: {} at position {}", f.message, f.position),
+                    ));
+                }
+                Err(e) => return Err(Refusal::Error(e)),
+            }
+        }
+    };
+    let parts = filter.as_ref().map(|_| Arc::new(RequestParts { headers: options.headers, query: options.query }));
+    Ok(Subscription {
+        head: head(client_id, raw),
+        raw: raw.to_owned(),
+        entity: topic.entity,
+        id: topic.id,
+        shape: ShapeSpec { expand: options.expand, fields: options.fields },
+        filter,
+        parts,
+    })
+}
+
+/// A topic as written: `entity/*`, `entity/ID` or a bare `entity`,
+/// optionally `?options=<json>`.
+#[derive(Debug, Default, PartialEq)]
+struct Topic {
+    entity: String,
+    /// `None` for `entity/*`.
+    id: Option<String>,
+    options: TopicOptions,
+}
+
+/// `options` of a topic: `{"query": {…}, "headers": {…}}`. `expand`,
+/// `fields` and `filter` in `query` shape and select the topic's events;
+/// every `query` and `headers` value is also what the filter reads as
+/// `@request.query.*` and `@request.headers.*`.
+#[derive(Debug, Default, PartialEq)]
+struct TopicOptions {
+    expand: Option<String>,
+    fields: Option<String>,
+    filter: Option<String>,
+    query: Map<String, Value>,
+    headers: Map<String, Value>,
+}
+
+/// Reads a topic, or says what is wrong with it.
+fn parse_topic(raw: &str) -> Result<Topic, String> {
+    let (path, query) = raw.split_once('?').unwrap_or((raw, ""));
+    let (entity, id) = match path.split_once('/') {
         Some((e, "*")) | Some((e, "")) => (e, None),
         Some((e, id)) => (e, Some(id.to_owned())),
-        None => (topic, None),
+        None => (path, None),
     };
     if entity.is_empty() {
-        return None;
+        return Err("a topic names an entity first, as in \"cards/*\"".into());
     }
-    let mut shape = ShapeSpec::default();
-    if !query.is_empty() {
-        let pairs: HashMap<String, String> = serde_urlencoded::from_str(query).unwrap_or_default();
-        if let Some(options) = pairs.get("options").and_then(|o| serde_json::from_str::<Value>(o).ok()) {
-            let q = &options["query"];
-            shape.expand = q.get("expand").and_then(Value::as_str).map(str::to_owned);
-            shape.fields = q.get("fields").and_then(Value::as_str).map(str::to_owned);
+    let mut topic = Topic { entity: entity.to_owned(), id, options: TopicOptions::default() };
+    if query.is_empty() {
+        return Ok(topic);
+    }
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_str(query).map_err(|_| "the part after ? is not a query string".to_owned())?;
+    for (key, value) in pairs {
+        if key != "options" {
+            return Err(format!("a topic takes only ?options=…, not ?{key}="));
+        }
+        let Ok(Value::Object(options)) = serde_json::from_str::<Value>(&value) else {
+            return Err("options must be a JSON object like {\"query\":{\"filter\":\"…\"}}".into());
+        };
+        for (name, value) in options {
+            let target = match name.as_str() {
+                "query" => &mut topic.options.query,
+                "headers" => &mut topic.options.headers,
+                other => return Err(format!("options take \"query\" and \"headers\", not \"{other}\"")),
+            };
+            let Value::Object(values) = value else {
+                return Err(format!("options.{name} must be an object of texts"));
+            };
+            for (key, value) in values {
+                let text = match value {
+                    Value::String(t) => t,
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    _ => return Err(format!("options.{name}.{key} must be a text")),
+                };
+                let key = if name == "headers" { key.to_ascii_lowercase().replace('-', "_") } else { key };
+                target.insert(key, Value::String(text));
+            }
         }
     }
-    Some(Subscription { head: head(client_id, raw), raw: raw.to_owned(), entity: entity.to_owned(), id, shape })
+    let text = |key: &str| topic.options.query.get(key).and_then(Value::as_str).map(str::to_owned);
+    (topic.options.expand, topic.options.fields, topic.options.filter) =
+        (text("expand"), text("fields"), text("filter"));
+    Ok(topic)
 }
 
 #[cfg(test)]
@@ -364,14 +505,40 @@ mod tests {
 
     #[test]
     fn parses_topics_with_options() {
-        let s = parse_subscription("c1", "cards/*?options=%7B%22query%22%3A%7B%22fields%22%3A%22id%2Ctitle%22%7D%7D")
-            .unwrap();
-        assert_eq!(s.entity, "cards");
-        assert_eq!(s.id, None);
-        assert_eq!(s.shape.fields.as_deref(), Some("id,title"));
-        let s = parse_subscription("c1", "cards/abcdefghijklmno").unwrap();
-        assert_eq!(s.id.as_deref(), Some("abcdefghijklmno"));
-        assert_eq!(parse_subscription("c1", "cards").unwrap().id, None);
-        assert!(parse_subscription("c1", "/x").is_none());
+        let t = parse_topic("cards/*?options=%7B%22query%22%3A%7B%22fields%22%3A%22id%2Ctitle%22%7D%7D").unwrap();
+        assert_eq!((t.entity.as_str(), t.id.as_deref()), ("cards", None));
+        assert_eq!(t.options.fields.as_deref(), Some("id,title"));
+        let t = parse_topic("cards/abcdefghijklmno").unwrap();
+        assert_eq!(t.id.as_deref(), Some("abcdefghijklmno"));
+        assert_eq!(parse_topic("cards").unwrap().id, None);
+        let options = r#"{"query":{"filter":"points > 2","n":5},"headers":{"X-Team":"a"}}"#;
+        let t = parse_topic(&format!("cards/*?options={}", urlencode(options))).unwrap();
+        assert_eq!(t.options.filter.as_deref(), Some("points > 2"));
+        assert_eq!(t.options.query.get("n"), Some(&json!("5")));
+        assert_eq!(t.options.headers.get("x_team"), Some(&json!("a")), "named as @request.headers reads them");
+    }
+
+    #[test]
+    fn topics_that_cannot_be_read_say_why() {
+        let bad = |topic: &str| parse_topic(topic).expect_err(topic);
+        assert_eq!(bad("/x"), "a topic names an entity first, as in \"cards/*\"");
+        assert_eq!(bad("cards/*?options=%7Bnope"), "options must be a JSON object like {\"query\":{\"filter\":\"…\"}}");
+        assert_eq!(bad("cards/*?expand=list"), "a topic takes only ?options=…, not ?expand=");
+        assert_eq!(
+            bad(&format!("cards/*?options={}", urlencode(r#"{"qery":{}}"#))),
+            "options take \"query\" and \"headers\", not \"qery\""
+        );
+        assert_eq!(
+            bad(&format!("cards/*?options={}", urlencode(r#"{"query":{"filter":["a"]}}"#))),
+            "options.query.filter must be a text"
+        );
+        assert_eq!(
+            bad(&format!("cards/*?options={}", urlencode(r#"{"headers":"x"}"#))),
+            "options.headers must be an object of texts"
+        );
+    }
+
+    fn urlencode(text: &str) -> String {
+        serde_urlencoded::to_string([("x", text)]).unwrap().trim_start_matches("x=").to_owned()
     }
 }

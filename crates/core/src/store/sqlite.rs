@@ -374,12 +374,23 @@ impl Store for SqliteStore {
         // its joins name real tables, which this alias does not shadow.
         let mut columns = Vec::with_capacity(ent.fields.len() + 3);
         let mut params = Vec::with_capacity(ent.fields.len() + 3 + frag.params.len());
+        // Each value keeps its column's affinity (a bound parameter has none),
+        // so a rule compares it as it would compare the stored row: a number
+        // column against a text from `@request.query`, say. The CASTs change
+        // no value (numbers and booleans are bound as numbers, the rest as
+        // text); list and json columns, whose NUMERIC affinity would turn
+        // their JSON text into a number, are bound as they are.
         for system in ["id", "created", "updated"] {
-            columns.push(format!("? AS {}", quote(system)));
+            columns.push(format!("CAST(? AS TEXT) AS {}", quote(system)));
             params.push(Sql::Text(record.get(system).and_then(Value::as_str).unwrap_or_default().to_owned()));
         }
         for (name, field) in &ent.fields {
-            columns.push(format!("? AS {}", quote(name)));
+            let slot = match field.kind {
+                FieldType::Number { .. } | FieldType::Boolean => "CAST(? AS NUMERIC)",
+                FieldType::ListEnum { .. } | FieldType::ListRef { .. } | FieldType::Json => "?",
+                _ => "CAST(? AS TEXT)",
+            };
+            columns.push(format!("{slot} AS {}", quote(name)));
             params.push(record.get(name).map_or_else(|| row::zero(&field.kind), |v| row::to_sql(&field.kind, v)));
         }
         params.extend(frag.params);

@@ -229,6 +229,91 @@ async fn a_topic_with_a_line_break_is_refused_and_the_old_subscriptions_stay() {
     assert_eq!(data["record"]["title"], "After");
 }
 
+/// A topic's `options.query.filter` keeps only the changes it matches, with
+/// `@request.query.*` and `@request.headers.*` read from the topic's options.
+#[tokio::test]
+async fn a_topic_filter_sends_only_the_changes_it_matches() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let big = r#"cards/*?options={"query":{"filter":"points > 2"}}"#;
+    // As the PocketBase SDK sends options: URL-encoded JSON (a bare `&&`
+    // would end the query parameter).
+    let options = json!({
+        "query": {"filter": "points >= @request.query.min && title != @request.headers.x_skip", "min": "5"},
+        "headers": {"X-Skip": "skip me"},
+    });
+    let by_request = format!("cards/*?{}", serde_urlencoded::to_string([("options", options.to_string())]).unwrap());
+    let by_request = by_request.as_str();
+    let mut big_stream = Stream::open(&t, &[big]).await;
+    let mut request_stream = Stream::open(&t, &[by_request]).await;
+    for (title, points) in [("one", 1), ("three", 3), ("skip me", 9), ("seven", 7)] {
+        t.create("cards", json!({"title": title, "list": list["id"], "points": points})).await;
+    }
+    let mut titles = Vec::new();
+    for _ in 0..3 {
+        let (event, data) = big_stream.next().await;
+        assert_eq!(event, big);
+        titles.push(data["record"]["title"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(titles, ["three", "skip me", "seven"]);
+    let (event, data) = request_stream.next().await;
+    assert_eq!((event.as_str(), data["record"]["title"].as_str()), (by_request, Some("seven")));
+    assert!(request_stream.within(Duration::from_millis(200)).await.is_none(), "nothing else matched");
+    assert!(big_stream.within(Duration::from_millis(200)).await.is_none());
+}
+
+/// A topic that cannot be followed as written refuses the whole call with
+/// every problem, and the subscriptions before it stay.
+#[tokio::test]
+async fn topics_that_cannot_be_followed_are_refused_each_by_name() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let mut stream = Stream::open(&t, &["cards/*"]).await;
+    let topics = json!([
+        "lists/*",
+        7,
+        "crads/*",
+        r#"cards/*?options={"query":{"filter":"points >"}}"#,
+        r#"cards/*?options={"query":{"filter":"colour = 'red'"}}"#,
+        "cards/not-an-id",
+        "cards/*?options=nope",
+    ]);
+    let (status, body) =
+        t.call("POST", "/api/realtime", Some(json!({"clientId": stream.client_id, "subscriptions": topics}))).await;
+    assert_eq!(status, 400, "{body}");
+    let got: Vec<(&str, &str)> = body["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["field"].as_str().unwrap(), v["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("subscriptions.1", "invalid_string"),
+            ("subscriptions.2", "unknown_entity"),
+            ("subscriptions.3", "invalid_filter"),
+            ("subscriptions.4", "invalid_filter"),
+            ("subscriptions.5", "invalid_string"),
+            ("subscriptions.6", "invalid_string"),
+        ]
+    );
+    // Only the app's owner filters by request data, as in a list.
+    let anonymous = t.http.get(format!("{}/api/realtime", t.url)).send().await.unwrap();
+    let mut reader = Stream { response: anonymous, buffer: String::new(), client_id: String::new(), chunks: 0 };
+    let (_, hello) = reader.next().await;
+    let topic = r#"cards/*?options={"query":{"filter":"title = @request.query.t","t":"x"}}"#;
+    let subscribe = t.http.post(format!("{}/api/realtime", t.url));
+    let (status, body) =
+        t.send(subscribe, Some(json!({"clientId": hello["clientId"], "subscriptions": [topic]}))).await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("forbidden")), "{body}");
+
+    t.create("lists", json!({"name": "Doing"})).await;
+    t.create("cards", json!({"title": "After", "list": list["id"]})).await;
+    let (event, data) = stream.next().await;
+    assert_eq!((event.as_str(), data["record"]["title"].as_str()), ("cards/*", Some("After")));
+}
+
 /// A user's stream subscribed to `notes/*`.
 pub(crate) async fn user_stream(t: &TestApp, token: &str) -> Stream {
     let response = t.http.get(format!("{}/api/realtime", t.url)).header("Authorization", token).send().await.unwrap();
