@@ -169,8 +169,10 @@ async fn write_body(headers: &HeaderMap, request: Request) -> ApiResult<(Value, 
     let mut multipart = Multipart::from_request(request, &())
         .await
         .map_err(|e| bad(format!("the multipart body cannot be read: {e}")))?;
-    let mut values = Map::new();
+    let mut payload: Option<Map<String, Value>> = None;
+    let mut texts: Map<String, Value> = Map::new();
     let mut files = Vec::new();
+    let mut problems = Vec::new();
     while let Some(part) =
         multipart.next_field().await.map_err(|e| bad(format!("the multipart body is malformed: {e}")))?
     {
@@ -179,15 +181,55 @@ async fn write_body(headers: &HeaderMap, request: Request) -> ApiResult<(Value, 
         let content_type = part.content_type().unwrap_or("application/octet-stream").to_owned();
         let bytes = part.bytes().await.map_err(|e| bad(format!("a multipart part cannot be read: {e}")))?;
         match filename {
+            // What a browser sends for a file input left empty: no file, so
+            // nothing to store (a 0-byte file named "" is nobody's upload).
+            Some(filename) if filename.is_empty() && bytes.is_empty() => {}
             Some(filename) => files.push(Upload { field: name, filename, content_type, bytes: bytes.to_vec() }),
             None if name == "@jsonPayload" => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(Value::Object(map)) => values.extend(map),
+                Ok(Value::Object(map)) if payload.is_none() => payload = Some(map),
+                Ok(Value::Object(_)) => return Err(bad("@jsonPayload was sent twice; send it once".into()).into()),
                 _ => return Err(bad("@jsonPayload must be a JSON object".into()).into()),
             },
             None => {
-                values.insert(name, Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+                let Ok(text) = String::from_utf8(bytes.to_vec()) else {
+                    problems.push(
+                        protocol::Violation::new(
+                            protocol::ErrorCode::InvalidString,
+                            format!("the part \"{name}\" is not UTF-8 text"),
+                        )
+                        .field(name)
+                        .expected("UTF-8 text"),
+                    );
+                    continue;
+                };
+                // A name sent more than once is a list, as PocketBase reads
+                // a form (`labels=bug&labels=chore`); the guard judges it.
+                match texts.get_mut(&name) {
+                    None => {
+                        texts.insert(name, Value::String(text));
+                    }
+                    Some(Value::Array(items)) => items.push(Value::String(text)),
+                    Some(first) => *first = Value::Array(vec![first.take(), Value::String(text)]),
+                }
             }
         }
+    }
+    let mut values = payload.unwrap_or_default();
+    for (name, value) in texts {
+        if values.contains_key(&name) {
+            problems.push(
+                protocol::Violation::new(
+                    protocol::ErrorCode::InvalidJson,
+                    format!("\"{name}\" is both in @jsonPayload and a part of its own; send it once"),
+                )
+                .field(name),
+            );
+            continue;
+        }
+        values.insert(name, value);
+    }
+    if !problems.is_empty() {
+        return Err(a2app_core::Error::Invalid(problems).into());
     }
     Ok((Value::Object(values), files))
 }

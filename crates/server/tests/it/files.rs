@@ -87,3 +87,59 @@ async fn a_bad_upload_is_refused_with_every_problem_and_leaves_nothing() {
     assert_eq!(page["totalItems"], 0);
     assert!(!t.app.definition.data_dir().join("storage").exists(), "no file was kept");
 }
+
+#[tokio::test]
+async fn form_parts_are_read_whole_or_refused() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "L"})).await["id"].as_str().unwrap().to_owned();
+    // A name sent twice is a list, as PocketBase reads a form.
+    let form = Form::new()
+        .text("title", "two labels")
+        .text("list", list.clone())
+        .text("labels", "bug")
+        .text("labels", "chore");
+    let (status, card) = post(&t, reqwest::Method::POST, "/api/collections/cards/records", form).await;
+    assert_eq!(status, 200, "{card}");
+    assert_eq!(card["labels"], json!(["bug", "chore"]));
+    // ... and a list where one value belongs is the guard's to refuse.
+    let form = Form::new().text("title", "a").text("title", "b").text("list", list.clone());
+    let (status, body) = post(&t, reqwest::Method::POST, "/api/collections/cards/records", form).await;
+    assert_eq!(
+        (status, body["code"].as_str(), body["field"].as_str()),
+        (400, Some("invalid_string"), Some("title")),
+        "{body}"
+    );
+
+    // Text that is not UTF-8 is refused, not stored with replacement characters;
+    // a field both in @jsonPayload and a part of its own is refused, not picked.
+    let form = Form::new()
+        .text("@jsonPayload", json!({"title": "from the payload", "list": list}).to_string())
+        .part("description", Part::bytes(b"caf\xe9".to_vec()))
+        .text("title", "from a part");
+    let (status, body) = post(&t, reqwest::Method::POST, "/api/collections/cards/records", form).await;
+    assert_eq!(status, 400, "{body}");
+    let got: Vec<(&str, &str)> = body["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["code"].as_str().unwrap(), v["field"].as_str().unwrap()))
+        .collect();
+    assert_eq!(got, [("invalid_string", "description"), ("invalid_json", "title")]);
+    let form = Form::new().text("@jsonPayload", "{}").text("@jsonPayload", json!({"title": "x"}).to_string());
+    let (status, body) = post(&t, reqwest::Method::POST, "/api/collections/cards/records", form).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("invalid_json")), "{body}");
+    let (_, page) = t.call("GET", "/api/collections/cards/records", None).await;
+    assert_eq!(page["totalItems"], 1, "only the first card was stored");
+
+    // An empty file input (no name, no bytes) uploads nothing: the stored
+    // file stays; a named file of 0 bytes is a file.
+    let form = Form::new().text("name", "Ann").part("avatar", avatar(PNG, "me.png", "image/png"));
+    let (_, member) = post(&t, reqwest::Method::POST, "/api/collections/members/records", form).await;
+    let id = member["id"].as_str().unwrap().to_owned();
+    let form = Form::new().text("name", "Ann B").part("avatar", Part::bytes(Vec::new()).file_name(""));
+    let (status, updated) =
+        post(&t, reqwest::Method::PATCH, &format!("/api/collections/members/records/{id}"), form).await;
+    assert_eq!((status, updated["name"].as_str()), (200, Some("Ann B")), "{updated}");
+    assert_eq!(updated["avatar"], member["avatar"]);
+    assert_eq!(stored(&t, &id).len(), 1);
+}
