@@ -394,7 +394,7 @@ pub async fn create(
     write.password_hash = secret.hash;
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "POST", Some(body)) });
     save_files(app, entity_name, &id, planned.clone()).await?;
-    let written = store_write(app, write).await.map_err(|e| {
+    let written = store_write(app, caller, write).await.map_err(|e| {
         // The record was not written: its files must not stay behind.
         for p in &planned {
             files::remove(app, entity_name, &id, &p.stored);
@@ -431,12 +431,12 @@ pub async fn update(
     }
     // Files this write replaces or clears are removed once it committed.
     let replaced = replaced_files(app, entity_name, ent, id, &accepted.values).await?;
-    let kind = WriteKind::Update { id: id.to_owned(), if_match: opts.if_match.clone() };
+    let kind = WriteKind::Update { id: id.to_owned(), if_match: version(opts) };
     let mut write = new_write(app, caller, entity_name, kind, accepted.values, opts)?;
     write.password_hash = secret.hash;
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "PATCH", Some(body)) });
     save_files(app, entity_name, id, planned.clone()).await?;
-    let written = store_write(app, write).await.map_err(|e| {
+    let written = store_write(app, caller, write).await.map_err(|e| {
         for p in &planned {
             files::remove(app, entity_name, id, &p.stored);
         }
@@ -469,12 +469,12 @@ pub async fn delete(
         app,
         caller,
         entity_name,
-        WriteKind::Delete { id: id.to_owned(), if_match: opts.if_match.clone() },
+        WriteKind::Delete { id: id.to_owned(), if_match: version(opts) },
         Map::new(),
         opts,
     )?;
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "DELETE", None) });
-    let written = store_write(app, write).await?;
+    let written = store_write(app, caller, write).await?;
     files::remove_all(app, entity_name, id);
     log_agent(app, caller, &written.receipt);
     Ok(written.receipt)
@@ -782,11 +782,48 @@ async fn fetch(app: &Arc<App>, entity_name: &str, id: &str) -> Result<Option<Row
     Ok(rows.into_iter().next())
 }
 
-async fn store_write(app: &Arc<App>, write: Write) -> Result<Written, Error> {
+/// The version a conditional write holds to. `*` asks only that the record
+/// exist (RFC 9110 §13.1.1), which every update and delete needs anyway.
+fn version(opts: &WriteOptions) -> Option<String> {
+    opts.if_match.clone().filter(|v| v.trim() != "*")
+}
+
+async fn store_write(app: &Arc<App>, caller: &Caller, write: Write) -> Result<Written, Error> {
+    let entity = write.entity.clone();
     match app.store.write(&app.definition.schema, write).await {
-        Ok(answer) => Ok(answer?),
+        Ok(Ok(written)) => Ok(written),
+        Ok(Err(crate::store::StoreError::VersionConflict(current))) => {
+            Err(conflict(app, caller, &entity, *current).await)
+        }
+        Ok(Err(e)) => Err(e.into()),
         Err(_) => Err(Error::Internal("the writer has stopped".into())),
     }
+}
+
+/// A version conflict shows the record as it is now, in its record shape,
+/// only to a caller who may view it (a rule may let one update or delete
+/// what it may not read; a user's email stays redacted); anyone else learns
+/// its `id` and current `updated`, enough to read it again or give up.
+async fn conflict(app: &Arc<App>, caller: &Caller, entity_name: &str, current: Row) -> Error {
+    let seen = match rules::rule(app, caller, entity_name, rules::Action::View) {
+        Ok(None) => true,
+        Ok(Some(rule)) => {
+            let ctx = rules::context(app, caller, "GET", None);
+            let (name, row) = (entity_name.to_owned(), current.clone());
+            read(app, move |app| Ok(app.store.record_satisfies(&app.definition.schema, &name, &row, &rule, &ctx)?))
+                .await
+                .unwrap_or(false)
+        }
+        Err(_) => false,
+    };
+    let record = if seen {
+        let mut record = present(entity_name, current);
+        rules::redact(app, caller, entity_name, &mut record);
+        record
+    } else {
+        ["id", "updated"].into_iter().filter_map(|k| Some((k.to_owned(), current.get(k)?.clone()))).collect()
+    };
+    Error::VersionConflict(Box::new(record))
 }
 
 /// Audit entries after `since`, oldest first (at most `limit`).

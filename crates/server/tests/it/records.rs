@@ -208,6 +208,11 @@ async fn stale_if_match_is_a_version_conflict() {
         .header("If-Match", format!("\"{}\"", stored["updated"].as_str().unwrap()));
     let (status, _) = t.send(req, None).await;
     assert_eq!(status, 204, "the current version, quoted as an ETag, deletes it");
+    let other = t.create("lists", json!({"name": "Other"})).await;
+    let other = format!("{}/api/collections/lists/records/{}", t.url, other["id"].as_str().unwrap());
+    let req = t.http.patch(&other).header("X-LUI-Token", &t.token).header("If-Match", "*");
+    let (status, _) = t.send(req, Some(json!({"name": "Any version"}))).await;
+    assert_eq!(status, 200, "If-Match: * holds for any version of a record that exists");
     let (status, _) = t.call("GET", &path, None).await;
     assert_eq!(status, 404);
 }

@@ -254,3 +254,36 @@ async fn filters_and_rules_read_the_request_query_and_headers() {
         t.send(t.http.get(&path).header("Authorization", &bob_token).header("X-Note-Title", "ann's"), None).await;
     assert_eq!((status, seen["title"].as_str()), (200, Some("ann's")));
 }
+
+/// A stale If-Match answers the record as it is only to a caller who may
+/// view it: an update rule that lets anyone write does not let them read.
+#[tokio::test]
+async fn a_version_conflict_shows_the_record_only_to_who_may_view_it() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root.join("app.toml"), dir.path().join("app.toml")).unwrap();
+    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(root.join("schema.json")).unwrap()).unwrap();
+    schema["entities"]["notes"]["rules"]["update"] = json!("@request.auth.id != ''");
+    schema["entities"]["notes"]["rules"]["delete"] = json!("@request.auth.id != ''");
+    std::fs::write(dir.path().join("schema.json"), schema.to_string()).unwrap();
+    let def = a2app_core::app::load(dir.path()).expect("the schema loads");
+    let t = TestApp::start(dir, def, a2app_core::operations::Registry::default(), false).await.unwrap();
+    let (ann, ann_token) = t.user("ann@example.com", "pass words").await;
+    let (_, bob_token) = t.user("bob@example.com", "pass words").await;
+    let body = json!({"title": "ann's secret", "owner": ann, "public": false});
+    let (_, note) = as_user(&t, Some(&ann_token), "POST", "/api/collections/notes/records", Some(body)).await;
+    let path = format!("{}/api/collections/notes/records/{}", t.url, note["id"].as_str().unwrap());
+    for method in [reqwest::Method::PATCH, reqwest::Method::DELETE] {
+        let stale = |token: &str| {
+            let req =
+                t.http.request(method.clone(), &path).header("X-LUI-Token", &t.token).header("Authorization", token);
+            t.send(req.header("If-Match", "2020-01-01 00:00:00.000Z"), Some(json!({})))
+        };
+        let (status, body) = stale(&bob_token).await;
+        assert_eq!((status, body["code"].as_str()), (409, Some("version_conflict")), "{method}: {body}");
+        assert_eq!(body["record"], json!({"id": note["id"], "updated": note["updated"]}), "{method}: no title for bob");
+        let (status, body) = stale(&ann_token).await;
+        assert_eq!((status, body["record"]["title"].as_str()), (409, Some("ann's secret")), "{method}: {body}");
+        assert_eq!(body["record"]["collectionName"], "notes");
+    }
+}
