@@ -16,10 +16,11 @@ use crate::guard::{self, Mode};
 use crate::realtime::{Action, Change};
 use crate::store::{ListQuery, OnCommit, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
 use crate::{datetime, files, filter, id, rules, schema};
+use protocol::ErrorCode;
 use protocol::grant::Scope;
 use protocol::page::Page;
 use protocol::receipt::Receipt;
-use protocol::schema::Entity;
+use protocol::schema::{Entity, FieldType};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -848,6 +849,92 @@ pub async fn receipts(app: &Arc<App>, since: Option<&str>, limit: u64) -> Result
     let since = feed_since(since)?.unwrap_or_default();
     let entries = read(app, move |app| Ok(app.store.receipts(&since, limit)?)).await?;
     Ok(entries.into_iter().map(|e| e.receipt).collect())
+}
+
+/// A write's body sent as a form (multipart): the JSON objects of its
+/// `@jsonPayload` parts, and its text parts with every value of each name.
+#[derive(Debug, Default)]
+pub struct Form {
+    pub payloads: Vec<Map<String, Value>>,
+    pub texts: indexmap::IndexMap<String, Vec<String>>,
+}
+
+/// The record a form carries, for the guard. A form's values are text, so
+/// each is read as the field's type writes it: a number field's `"5"` is 5 and
+/// a boolean's `"true"` true, as the PocketBase SDK sends them beside a file;
+/// text that does not read as the type stays text, for the guard to refuse
+/// (`"abc"` is never 0). A name sent more than once is a list, as PocketBase
+/// reads a form; a list field's single value is a list of one. Every
+/// `@jsonPayload` is merged (the SDK sends one per object value); a field
+/// given twice across them and the text parts is refused, never one picked.
+pub fn form_body(app: &App, entity_name: &str, form: Form) -> Result<Value, Error> {
+    let ent = entity(app, entity_name)?;
+    let mut values = Map::new();
+    let mut problems = Vec::new();
+    let twice = |name: &str, problems: &mut Vec<protocol::Violation>| {
+        problems.push(
+            protocol::Violation::new(
+                ErrorCode::InvalidJson,
+                format!("\"{name}\" is given twice in this form (in @jsonPayload or as a part); send it once"),
+            )
+            .field(name.to_owned()),
+        );
+    };
+    for payload in form.payloads {
+        for (name, value) in payload {
+            if values.contains_key(&name) {
+                twice(&name, &mut problems);
+            } else {
+                values.insert(name, value);
+            }
+        }
+    }
+    for (name, texts) in form.texts {
+        if values.contains_key(&name) {
+            twice(&name, &mut problems);
+            continue;
+        }
+        let kind = ent.fields.get(&name).map(|f| &f.kind);
+        let value = match (kind, texts.as_slice()) {
+            (Some(FieldType::ListEnum { .. } | FieldType::ListRef { .. }), all) => {
+                Value::Array(all.iter().cloned().map(Value::String).collect())
+            }
+            (Some(kind), [one]) => form_value(kind, one),
+            (_, [one]) => Value::String(one.clone()),
+            (_, all) => Value::Array(all.iter().cloned().map(Value::String).collect()),
+        };
+        values.insert(name, value);
+    }
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems));
+    }
+    Ok(Value::Object(values))
+}
+
+/// One form value read as `kind` writes it, or left as text.
+fn form_value(kind: &FieldType, text: &str) -> Value {
+    match kind {
+        FieldType::Number { .. } => text
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite() && !text.trim().is_empty())
+            .and_then(|n| {
+                // A whole number stays an integer, as JSON would carry it.
+                if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+                    Some(Value::from(n as i64))
+                } else {
+                    serde_json::Number::from_f64(n).map(Value::Number)
+                }
+            })
+            .unwrap_or_else(|| Value::String(text.to_owned())),
+        FieldType::Boolean => match text {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => Value::String(text.to_owned()),
+        },
+        _ => Value::String(text.to_owned()),
+    }
 }
 
 /// The most entries one read of a feed (receipts, the agent log) answers.

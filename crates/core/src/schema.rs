@@ -34,6 +34,18 @@ pub fn collection_id(entity: &str) -> String {
     format!("pbc_{}", crc32fast::hash(format!("base{entity}").as_bytes()))
 }
 
+/// The entity `id_or_name` names, as PocketBase's routes take either: its
+/// name, or its collection id (which the SDK builds file URLs from).
+pub fn entity_named<'s>(schema: &'s Schema, id_or_name: &str) -> Option<&'s str> {
+    if let Some((name, _)) = schema.entities.get_key_value(id_or_name) {
+        return Some(name.as_str());
+    }
+    if !id_or_name.starts_with("pbc_") {
+        return None;
+    }
+    schema.entities.keys().map(String::as_str).find(|name| collection_id(name) == id_or_name)
+}
+
 /// A fingerprint that changes exactly when the schema changes (`schemaVersion`).
 pub fn fingerprint(schema: &Schema) -> String {
     // The canonical serialization of the typed schema: formatting and key order

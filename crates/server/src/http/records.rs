@@ -11,7 +11,7 @@ use axum::extract::{Path, Query, RawQuery, State as S};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {
@@ -57,6 +57,16 @@ fn query<T>(q: Result<Query<T>, axum::extract::rejection::QueryRejection>) -> Re
     q.map(|Query(v)| v).map_err(|e| a2app_core::Error::InvalidQuery(e.body_text()))
 }
 
+/// The entity a path names: its name, or its collection id as PocketBase's
+/// routes (and the SDK's file URLs) have it; an unknown one as sent, for
+/// `unknown_entity` to name.
+fn entity_of(state: &State, named: String) -> String {
+    match a2app_core::schema::entity_named(&state.app.definition.schema, &named) {
+        Some(name) if name != named => name.to_owned(),
+        _ => named,
+    }
+}
+
 pub async fn list(
     S(state): S<State>,
     Path(entity): Path<String>,
@@ -64,6 +74,7 @@ pub async fn list(
     RawQuery(raw): RawQuery,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
+    let entity = entity_of(&state, entity);
     let caller = caller_seeing(&state, &headers, raw.as_deref(), Intent::Read).await?;
     let q = query(q)?;
     let params = ListParams {
@@ -87,6 +98,7 @@ pub async fn view(
     RawQuery(raw): RawQuery,
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
+    let entity = entity_of(&state, entity);
     let caller = caller_seeing(&state, &headers, raw.as_deref(), Intent::Read).await?;
     let record = records::view(&state.app, &caller, &entity, &id, &query(q)?.into()).await?;
     Ok(json_response(StatusCode::OK, &record))
@@ -100,7 +112,9 @@ pub async fn create(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> ApiResult<Response> {
-    let (caller, body, opts) = write_input(&state, &headers, raw.as_deref(), query(q)?.into(), request).await?;
+    let entity = entity_of(&state, entity);
+    let (caller, body, opts) =
+        write_input(&state, &headers, raw.as_deref(), &entity, query(q)?.into(), request).await?;
     let record = records::create(&state.app, &caller, &entity, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -113,7 +127,9 @@ pub async fn update(
     q: Result<Query<ShapeQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> ApiResult<Response> {
-    let (caller, body, opts) = write_input(&state, &headers, raw.as_deref(), query(q)?.into(), request).await?;
+    let entity = entity_of(&state, entity);
+    let (caller, body, opts) =
+        write_input(&state, &headers, raw.as_deref(), &entity, query(q)?.into(), request).await?;
     let record = records::update(&state.app, &caller, &entity, &id, &body, &opts).await?;
     Ok(json_response(StatusCode::OK, &record))
 }
@@ -124,6 +140,7 @@ pub async fn delete(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
+    let entity = entity_of(&state, entity);
     let caller = caller_seeing(&state, &headers, raw.as_deref(), Intent::Write).await?;
     records::delete(&state.app, &caller, &entity, &id, &write_options(&headers, Shape::default())?).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -134,20 +151,26 @@ async fn write_input(
     state: &State,
     headers: &HeaderMap,
     raw_query: Option<&str>,
+    entity: &str,
     shape: Shape,
     request: Request,
 ) -> ApiResult<(a2app_core::caller::Caller, Value, WriteOptions)> {
     let caller = caller_seeing(state, headers, raw_query, Intent::Write).await?;
-    let (body, files) = write_body(headers, request).await?;
+    let (body, files) = write_body(state, entity, headers, request).await?;
     let mut opts = write_options(headers, shape)?;
     opts.files = files;
     Ok((caller, body, opts))
 }
 
-/// A write's body: JSON, or multipart with files for binary fields. In a
-/// multipart body the record's values come in an `@jsonPayload` part (what the
-/// PocketBase SDK sends) or as text parts, which stay strings for the guard.
-async fn write_body(headers: &HeaderMap, request: Request) -> ApiResult<(Value, Vec<Upload>)> {
+/// A write's body: JSON, or a multipart form with files for binary fields,
+/// its values in `@jsonPayload` parts (what the PocketBase SDK sends) and
+/// text parts, which `records::form_body` reads by the fields' types.
+async fn write_body(
+    state: &State,
+    entity: &str,
+    headers: &HeaderMap,
+    request: Request,
+) -> ApiResult<(Value, Vec<Upload>)> {
     let is_multipart = headers
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -169,10 +192,9 @@ async fn write_body(headers: &HeaderMap, request: Request) -> ApiResult<(Value, 
     let mut multipart = Multipart::from_request(request, &())
         .await
         .map_err(|e| bad(format!("the multipart body cannot be read: {e}")))?;
-    let mut payload: Option<Map<String, Value>> = None;
-    let mut texts: Map<String, Value> = Map::new();
+    let mut form = records::Form::default();
     let mut files = Vec::new();
-    let mut problems = Vec::new();
+    let mut unreadable = Vec::new();
     while let Some(part) =
         multipart.next_field().await.map_err(|e| bad(format!("the multipart body is malformed: {e}")))?
     {
@@ -186,52 +208,26 @@ async fn write_body(headers: &HeaderMap, request: Request) -> ApiResult<(Value, 
             Some(filename) if filename.is_empty() && bytes.is_empty() => {}
             Some(filename) => files.push(Upload { field: name, filename, content_type, bytes: bytes.to_vec() }),
             None if name == "@jsonPayload" => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(Value::Object(map)) if payload.is_none() => payload = Some(map),
-                Ok(Value::Object(_)) => return Err(bad("@jsonPayload was sent twice; send it once".into()).into()),
+                Ok(Value::Object(map)) => form.payloads.push(map),
                 _ => return Err(bad("@jsonPayload must be a JSON object".into()).into()),
             },
-            None => {
-                let Ok(text) = String::from_utf8(bytes.to_vec()) else {
-                    problems.push(
-                        protocol::Violation::new(
-                            protocol::ErrorCode::InvalidString,
-                            format!("the part \"{name}\" is not UTF-8 text"),
-                        )
-                        .field(name)
-                        .expected("UTF-8 text"),
-                    );
-                    continue;
-                };
-                // A name sent more than once is a list, as PocketBase reads
-                // a form (`labels=bug&labels=chore`); the guard judges it.
-                match texts.get_mut(&name) {
-                    None => {
-                        texts.insert(name, Value::String(text));
-                    }
-                    Some(Value::Array(items)) => items.push(Value::String(text)),
-                    Some(first) => *first = Value::Array(vec![first.take(), Value::String(text)]),
-                }
-            }
+            None => match String::from_utf8(bytes.to_vec()) {
+                Ok(text) => form.texts.entry(name).or_default().push(text),
+                Err(_) => unreadable.push(
+                    protocol::Violation::new(
+                        protocol::ErrorCode::InvalidString,
+                        format!("the part \"{name}\" is not UTF-8 text"),
+                    )
+                    .field(name)
+                    .expected("UTF-8 text"),
+                ),
+            },
         }
     }
-    let mut values = payload.unwrap_or_default();
-    for (name, value) in texts {
-        if values.contains_key(&name) {
-            problems.push(
-                protocol::Violation::new(
-                    protocol::ErrorCode::InvalidJson,
-                    format!("\"{name}\" is both in @jsonPayload and a part of its own; send it once"),
-                )
-                .field(name),
-            );
-            continue;
-        }
-        values.insert(name, value);
+    if !unreadable.is_empty() {
+        return Err(a2app_core::Error::Invalid(unreadable).into());
     }
-    if !problems.is_empty() {
-        return Err(a2app_core::Error::Invalid(problems).into());
-    }
-    Ok((Value::Object(values), files))
+    Ok((records::form_body(&state.app, entity, form)?, files))
 }
 
 /// `GET /api/files/{entity}/{id}/{name}`: a stored file, as visible as its record.
@@ -241,6 +237,7 @@ pub async fn file(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
+    let entity = entity_of(&state, entity);
     let caller = caller_seeing(&state, &headers, raw.as_deref(), Intent::Read).await?;
     let path = records::file(&state.app, &caller, &entity, &id, &name).await?;
     let bytes = tokio::fs::read(&path).await.map_err(|_| a2app_core::Error::NotFound)?;
