@@ -229,4 +229,46 @@ describe(`JS SDK 0.28.1 against ${OURS_MODE}`, { timeout: 180000 }, () => {
       await unsubscribe();
     }
   });
+
+  it('realtime subscribe with a filter option receives only the changes it matches', async () => {
+    const events = [];
+    const unsubscribe = await pb.collection('cards').subscribe('*', (e) => events.push(e), {
+      filter: 'points >= 40 && title ~ "filtered"',
+    });
+    try {
+      const base = { list: data.lists[0].id, priority: 'low' };
+      await pb.collection('cards').create({ ...base, id: 'sdkfiltered0001', title: 'filtered small', points: 1 });
+      await pb.collection('cards').create({ ...base, id: 'sdkfiltered0002', title: 'filtered big', points: 41 });
+      await pb.collection('cards').create({ ...base, id: 'sdkfiltered0003', title: 'other big', points: 42 });
+      await waitFor(() => events.length >= 1, 'the matching create');
+      await sleep(300); // catch events that should not come
+      assert.deepEqual(events.map((e) => [e.action, e.record.id]), [['create', 'sdkfiltered0002']]);
+    } finally {
+      await unsubscribe();
+      for (const id of ['sdkfiltered0001', 'sdkfiltered0002', 'sdkfiltered0003']) {
+        await pb.collection('cards').delete(id);
+      }
+    }
+  });
+
+  it('a file upload (FormData: text parts, one @jsonPayload per object value) stores every value', async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+    const created = await pb.collection('members').create({
+      name: 'SDK Uploader',
+      website: null,
+      email: null,
+      avatar: new File([png], 'me.png', { type: 'image/png' }),
+    });
+    try {
+      assert.equal(created.name, 'SDK Uploader');
+      assert.equal(created.website, '');
+      assert.equal(created.email, '');
+      assert.match(created.avatar, /^me[a-z0-9_]+\.png$/); // a stem kept, a random part added
+      const res = await fetch(pb.files.getURL(created, created.avatar));
+      assert.equal(res.status, 200);
+      assert.deepEqual(new Uint8Array(await res.arrayBuffer()), png);
+    } finally {
+      await pb.collection('members').delete(created.id);
+    }
+  });
 });

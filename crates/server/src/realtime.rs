@@ -42,8 +42,8 @@ struct Subscription {
     shape: ShapeSpec,
     /// `options.query.filter`: only the changes it matches are sent.
     filter: Option<Arc<a2app_core::filter::Expr>>,
-    /// What the filter reads as `@request.query.*` and `@request.headers.*`:
-    /// the topic's own options, as PocketBase has it.
+    /// What the view rule and the filter read as `@request.query.*` and
+    /// `@request.headers.*`: the topic's own options, as PocketBase has it.
     parts: Option<Arc<RequestParts>>,
     /// The `id:` and `event:` lines of this subscription's frames.
     head: String,
@@ -61,6 +61,9 @@ struct Client {
     /// The grant the stream was opened with: only the same grant subscribes
     /// it, and no other credential changes what a grant's stream follows.
     grant: Option<String>,
+    /// The user the stream was opened as (multi-user apps): only that user
+    /// subscribes it, as PocketBase binds a client to its auth record.
+    user: Option<String>,
 }
 
 /// The connected realtime clients.
@@ -123,7 +126,11 @@ const MAX_CHUNK: usize = 64 * 1024;
 pub async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     let who = caller(&state, &headers, Intent::Read).await?;
     let id = a2app_core::realtime::client_id();
-    let client = Arc::new(Client { grant: who.grant.as_ref().map(|g| g.id.clone()), ..Client::default() });
+    let client = Arc::new(Client {
+        grant: who.grant.as_ref().map(|g| g.id.clone()),
+        user: who.user.as_ref().map(|u| u.id.clone()),
+        ..Client::default()
+    });
     state.realtime.clients().insert(id.clone(), Arc::clone(&client));
     let mut hello = Vec::new();
     write_frame(&mut hello, &head(&id, "PB_CONNECT"), &json!({ "clientId": id }).to_string());
@@ -249,14 +256,32 @@ impl StreamState {
             }
             return;
         }
-        if !records::may_see(&self.app, &self.caller, change).await.unwrap_or(false) {
-            return;
-        }
+        // The view rule as the stream's caller sees it, asked once for the
+        // subscriptions without options of their own.
+        let mut plain_may_see: Option<bool> = None;
         let whole = !rules::may_redact(&self.app, &self.caller, &change.entity);
         for sub in subs {
+            // A topic's options are its `@request.query.*` and
+            // `@request.headers.*`, for the view rule as for its filter
+            // (EventSource sends no headers of its own choosing).
+            let with_options =
+                sub.parts.as_ref().map(|parts| Caller { request: Some(Arc::clone(parts)), ..self.caller.clone() });
+            let caller = with_options.as_ref().unwrap_or(&self.caller);
+            let visible = match (&with_options, plain_may_see) {
+                (None, Some(known)) => known,
+                _ => {
+                    let seen = records::may_see(&self.app, caller, change).await.unwrap_or(false);
+                    if with_options.is_none() {
+                        plain_may_see = Some(seen);
+                    }
+                    seen
+                }
+            };
+            if !visible {
+                continue;
+            }
             if let Some(filter) = &sub.filter {
-                let caller = Caller { request: sub.parts.clone(), ..self.caller.clone() };
-                match records::change_matches(&self.app, &caller, change, filter).await {
+                match records::change_matches(&self.app, caller, change, filter).await {
                     Ok(true) => {}
                     Ok(false) => continue,
                     Err(e) => {
@@ -309,7 +334,9 @@ pub async fn subscribe(S(state): S<State>, headers: HeaderMap, body: Bytes) -> A
     let Some(client) = state.realtime.clients().get(client_id).cloned() else {
         return Err(ApiError(Error::NotFound));
     };
-    if who.grant.as_ref().map(|g| &g.id) != client.grant.as_ref() {
+    if who.grant.as_ref().map(|g| &g.id) != client.grant.as_ref()
+        || who.user.as_ref().map(|u| &u.id) != client.user.as_ref()
+    {
         return Err(ApiError(Error::Forbidden(
             "this realtime client was opened with another credential; subscribe with the one that opened it".into(),
         )));
@@ -375,14 +402,21 @@ async fn checked(app: &Arc<App>, caller: &Caller, client_id: &str, item: &Value)
         return Err(problem(protocol::ErrorCode::InvalidString, "a topic must not hold control characters"));
     }
     let topic = parse_topic(raw).map_err(|why| problem(protocol::ErrorCode::InvalidString, why))?;
-    let schema = &app.definition.schema;
-    let known = topic.entity == a2app_core::requests::TOPIC
-        || schema.entities.keys().any(|e| *e == topic.entity || a2app_core::schema::collection_id(e) == topic.entity);
+    let known = topic.entity == a2app_core::requests::TOPIC || !entity_named(app, &topic.entity).is_empty();
     if !known {
         return Err(problem(
             protocol::ErrorCode::UnknownEntity,
             format!("\"{}\" is not an entity of this app; read /api/_a2app/describe for the list", topic.entity),
         ));
+    }
+    // A grant follows only what it may read: asked for more, it is told so
+    // (a locked rule is still followed, as in PocketBase: a stream may
+    // subscribe to every entity and see what the rules show it).
+    if topic.entity != a2app_core::requests::TOPIC {
+        let entity = entity_named(app, &topic.entity);
+        if let Err(e @ Error::InsufficientScope(_)) = rules::rule(app, caller, &entity, rules::Action::View) {
+            return Err(Refusal::Error(e));
+        }
     }
     if topic.id.as_deref().is_some_and(|id| !a2app_core::id::is_valid(id)) {
         return Err(problem(protocol::ErrorCode::InvalidString, "a record id is 15 characters of a-z and 0-9"));
@@ -394,13 +428,7 @@ async fn checked(app: &Arc<App>, caller: &Caller, client_id: &str, item: &Value)
             return Err(problem(protocol::ErrorCode::InvalidFilter, "the request queue's topic takes no filter"));
         }
         Some(text) => {
-            // The entity as the schema names it (a topic may use its collection id).
-            let entity = schema
-                .entities
-                .keys()
-                .find(|e| **e == topic.entity || a2app_core::schema::collection_id(e) == topic.entity)
-                .cloned()
-                .unwrap_or_default();
+            let entity = entity_named(app, &topic.entity);
             match records::subscription_filter(app, caller, &entity, text).await {
                 Ok(expr) => Some(Arc::new(expr)),
                 Err(Error::InvalidFilter(f)) => {
@@ -413,7 +441,8 @@ async fn checked(app: &Arc<App>, caller: &Caller, client_id: &str, item: &Value)
             }
         }
     };
-    let parts = filter.as_ref().map(|_| Arc::new(RequestParts { headers: options.headers, query: options.query }));
+    let parts = (!options.query.is_empty() || !options.headers.is_empty())
+        .then(|| Arc::new(RequestParts { headers: options.headers, query: options.query }));
     Ok(Subscription {
         head: head(client_id, raw),
         raw: raw.to_owned(),
@@ -423,6 +452,12 @@ async fn checked(app: &Arc<App>, caller: &Caller, client_id: &str, item: &Value)
         filter,
         parts,
     })
+}
+
+/// The entity a topic names, as the schema names it (a topic may use its
+/// collection id); empty when it names none.
+fn entity_named(app: &App, named: &str) -> String {
+    a2app_core::schema::entity_named(&app.definition.schema, named).unwrap_or_default().to_owned()
 }
 
 /// A topic as written: `entity/*`, `entity/ID` or a bare `entity`,

@@ -342,7 +342,12 @@ async fn realtime_and_claims_follow_the_scopes() {
     as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
     let token = agent.token(&t, "nonce-0000000000001").await;
     let bearer = format!("Bearer {token}");
-    let mut stream = Stream::open_with(&t, ("Authorization", &bearer), &["cards/*", "lists/*"]).await;
+    let mut stream = Stream::open_with(&t, ("Authorization", &bearer), &["cards/*"]).await;
+    // A topic beyond its scopes is refused, named, rather than followed in silence.
+    let subscribe = t.http.post(format!("{}/api/realtime", t.url)).header("Authorization", &bearer);
+    let body = json!({"clientId": stream.client_id(), "subscriptions": ["cards/*", "lists/*"]});
+    let (status, refused) = t.send(subscribe, Some(body)).await;
+    assert_eq!((status, refused["scope"].as_str()), (403, Some("data:lists:read")), "{refused}");
     let list = t.create("lists", json!({"name": "Doing"})).await;
     let card = t.create("cards", json!({"title": "Seen", "list": list["id"]})).await;
     let (topic, data) = stream.within(Duration::from_secs(5)).await.expect("the card's event");

@@ -384,3 +384,47 @@ async fn each_user_sees_the_changes_the_view_rule_shows_them_as_committed() {
         assert_eq!(got, want);
     }
 }
+
+/// A topic's options are what its rules read too, as PocketBase has it
+/// (EventSource sends no headers of its choosing), and a user's stream is
+/// that user's alone to subscribe.
+#[tokio::test]
+async fn a_topics_options_reach_the_view_rule_and_a_users_stream_is_their_own() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root.join("app.toml"), dir.path().join("app.toml")).unwrap();
+    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(root.join("schema.json")).unwrap()).unwrap();
+    schema["entities"]["notes"]["rules"]["view"] =
+        json!("owner = @request.auth.id || title = @request.headers.x_note_title");
+    std::fs::write(dir.path().join("schema.json"), schema.to_string()).unwrap();
+    let def = a2app_core::app::load(dir.path()).expect("the schema loads");
+    let t = TestApp::start(dir, def, a2app_core::operations::Registry::default(), false).await.unwrap();
+    let (ann, ann_token) = t.user("ann@example.com", "pass word 1").await;
+    let (_, bob_token) = t.user("bob@example.com", "pass word 1").await;
+
+    let response =
+        t.http.get(format!("{}/api/realtime", t.url)).header("Authorization", &bob_token).send().await.unwrap();
+    let mut bob = Stream { response, buffer: String::new(), client_id: String::new(), chunks: 0 };
+    let (_, hello) = bob.next().await;
+    bob.client_id = hello["clientId"].as_str().unwrap().to_owned();
+    let options = json!({"headers": {"X-Note-Title": "shared"}});
+    let topic = format!("notes/*?{}", serde_urlencoded::to_string([("options", options.to_string())]).unwrap());
+    let body = json!({"clientId": bob.client_id, "subscriptions": [topic]});
+    // Ann may not re-point bob's stream.
+    let as_ann = t.http.post(format!("{}/api/realtime", t.url)).header("Authorization", &ann_token);
+    let (status, refused) = t.send(as_ann, Some(body.clone())).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("forbidden")), "{refused}");
+    let as_bob = t.http.post(format!("{}/api/realtime", t.url)).header("Authorization", &bob_token);
+    let (status, answer) = t.send(as_bob, Some(body)).await;
+    assert_eq!(status, 204, "{answer}");
+
+    for title in ["private", "shared"] {
+        let body = json!({"title": title, "owner": ann, "public": false});
+        let (status, note) =
+            crate::as_user(&t, Some(&ann_token), "POST", "/api/collections/notes/records", Some(body)).await;
+        assert_eq!(status, 200, "{note}");
+    }
+    let (event, data) = bob.next().await;
+    assert_eq!((event, data["record"]["title"].as_str()), (topic, Some("shared")));
+    assert!(bob.within(Duration::from_millis(200)).await.is_none(), "the private note was not sent");
+}
