@@ -66,9 +66,9 @@ impl AgentLog {
         }
     }
 
-    /// The first `limit` lines written after `since` (wire datetime), or
-    /// without it the newest `limit`; oldest first either way. A poller
-    /// passing the last `at` it saw as `since` walks the log without gaps.
+    /// The first `limit` lines written after `since` (wire datetime), with
+    /// the rest of the last one's millisecond, or without `since` the newest
+    /// `limit`; in the order they were written.
     pub fn read(&self, since: Option<&str>, limit: usize) -> std::io::Result<Vec<Value>> {
         let Some(since) = since else { return self.tail(limit) };
         let file = match File::open(&self.path) {
@@ -76,14 +76,22 @@ impl AgentLog {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let mut lines = Vec::new();
+        // Past `limit`, the lines of the last one's millisecond still come,
+        // so a reader passing the last `at` it saw as `since` skips none.
+        let mut lines: Vec<Value> = Vec::new();
+        let mut last_at: Option<String> = None;
         for line in BufReader::new(file).lines() {
             let Ok(v) = serde_json::from_str::<Value>(&line?) else { continue };
-            if v.get("at").and_then(Value::as_str).is_some_and(|at| at > since) {
-                lines.push(v);
-                if lines.len() == limit {
-                    break;
-                }
+            let Some(at) = v.get("at").and_then(Value::as_str).filter(|at| *at > since).map(str::to_owned) else {
+                continue;
+            };
+            match &last_at {
+                Some(full) if *full != at => continue,
+                _ => {}
+            }
+            lines.push(v);
+            if lines.len() >= limit && last_at.is_none() {
+                last_at = Some(at);
             }
         }
         Ok(lines)

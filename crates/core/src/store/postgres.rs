@@ -453,10 +453,8 @@ impl PostgresStore {
 
     /// Audit entries stored after `since` (a wire-form time), oldest first.
     pub fn receipts(&self, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self
-            .connection()?
-            .query("SELECT seq, receipt FROM _a2app_audit WHERE at > $1 ORDER BY seq LIMIT $2", &[&since, &limit])?;
+        let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+        let rows = self.connection()?.query(&super::sql::receipts_page('$'), &[&since, &limit])?;
         rows.iter()
             .map(|r| {
                 let seq: i64 = r.get(0);

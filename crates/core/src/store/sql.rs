@@ -10,6 +10,19 @@ pub(crate) fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// A page of the audit feed: entries stored after `since` (first parameter)
+/// in time order, at most `limit` (second) and then the rest of the last
+/// entry's millisecond, so a reader passing the last `at` it saw as the next
+/// `since` skips no entry that shares it. `mark` is the dialect's parameter
+/// sigil (`?` or `$`).
+pub(crate) fn receipts_page(mark: char) -> String {
+    format!(
+        "SELECT seq, receipt FROM _a2app_audit WHERE at > {mark}1 AND at <= COALESCE(\
+         (SELECT at FROM _a2app_audit WHERE at > {mark}1 ORDER BY at LIMIT 1 OFFSET CAST({mark}2 AS BIGINT) - 1), at) \
+         ORDER BY at, seq"
+    )
+}
+
 /// The SELECT list of an entity, in the order the stores' row readers expect:
 /// `id`, every field in the schema's order, `created`, `updated`.
 pub(crate) fn select_list(table: &str, entity: &Entity) -> String {

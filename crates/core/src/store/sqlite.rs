@@ -444,9 +444,8 @@ impl Store for SqliteStore {
 
     fn receipts(&self, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError> {
         let conn = self.reader()?;
-        let mut stmt =
-            conn.prepare_cached("SELECT seq, receipt FROM _a2app_audit WHERE at > ?1 ORDER BY seq LIMIT ?2")?;
-        let rows = stmt.query_map(rusqlite::params![since, i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+        let mut stmt = conn.prepare_cached(&crate::store::sql::receipts_page('?'))?;
+        let rows = stmt.query_map(rusqlite::params![since, i64::try_from(limit.max(1)).unwrap_or(i64::MAX)], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
         })?;
         let mut out = Vec::new();
