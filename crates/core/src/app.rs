@@ -121,6 +121,9 @@ pub struct App {
     pub limiter: crate::limits::Limiter,
     /// Operation handlers, pending approvals and the backend.
     pub operations: crate::operations::Runtime,
+    /// Whether a rule reads `@request.query.*` or `@request.headers.*`, so
+    /// transports hand them on (`rules::reads_request_parts`), judged once.
+    pub rules_read_request: bool,
 }
 
 /// How to open an app.
@@ -186,6 +189,7 @@ impl App {
             tracing::warn!(interrupted, "jobs left running by the last process are now interrupted");
         }
         let schema_version = crate::describe::version(&definition);
+        let rules_read_request = crate::rules::read_request(&definition);
         let app = App {
             store: std::sync::Arc::new(store),
             clock: options.clock,
@@ -196,6 +200,7 @@ impl App {
             definition,
             schema_version,
             agent_token,
+            rules_read_request,
         };
         Ok((app, migration.applied))
     }

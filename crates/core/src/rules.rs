@@ -85,8 +85,13 @@ pub fn request(caller: &Caller, method: &str, body: Option<&Value>) -> RequestIn
 /// transport must hand them on with the caller (list filters that do are
 /// seen by the transport itself: only the agent token may send them).
 pub fn reads_request_parts(app: &App) -> bool {
-    app.definition.config.auth_mode == AuthMode::MultiUser
-        && app.definition.schema.entities.values().filter_map(|e| e.rules.as_ref()).any(|r| {
+    app.rules_read_request
+}
+
+/// [`reads_request_parts`], judged from the definition when the app opens.
+pub(crate) fn read_request(definition: &crate::app::AppDefinition) -> bool {
+    definition.config.auth_mode == AuthMode::MultiUser
+        && definition.schema.entities.values().filter_map(|e| e.rules.as_ref()).any(|r| {
             [&r.list, &r.view, &r.create, &r.update, &r.delete]
                 .into_iter()
                 .flatten()

@@ -217,16 +217,22 @@ pub(crate) fn meaning_header(headers: &HeaderMap, name: &str) -> Result<Option<S
     }
 }
 
+/// How a refusal names a `Host` or `Origin` that is not printable ASCII:
+/// its bytes are not echoed back.
+pub(crate) const UNREADABLE: &str = "(not printable ASCII)";
+
 /// What the request tells about its caller. A header that is there but
 /// cannot be read is refused, never taken for absent: an `Authorization` that
 /// is not ASCII would make a signed-in user anonymous, an `Origin` nobody's.
 pub fn credentials(state: &State, headers: &HeaderMap) -> Result<Credentials, Error> {
-    // The header's text, or (as `Err`) what it holds, as well as it reads.
-    let ascii = |name: &str| -> Result<Option<String>, String> {
-        headers
-            .get(name)
-            .map(|v| v.to_str().map(str::to_owned).map_err(|_| String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .transpose()
+    credentials_seeing(state, headers, None)
+}
+
+/// [`credentials`] of a request whose query string a filter or rule may read.
+fn credentials_seeing(state: &State, headers: &HeaderMap, query: Option<&str>) -> Result<Credentials, Error> {
+    // The header's text; `Err` when it is there but not printable ASCII.
+    let ascii = |name: &str| -> Result<Option<String>, ()> {
+        headers.get(name).map(|v| v.to_str().map(str::to_owned).map_err(|_| ())).transpose()
     };
     let credential = |name: &str, header: &str| {
         ascii(header).map_err(|_| {
@@ -257,15 +263,15 @@ pub fn credentials(state: &State, headers: &HeaderMap) -> Result<Credentials, Er
         ),
     };
     Ok(Credentials {
-        host: ascii("host").map_err(Error::ForbiddenHost)?,
-        origin: ascii("origin").map_err(Error::ForbiddenOrigin)?,
+        host: ascii("host").map_err(|_| Error::ForbiddenHost(UNREADABLE.into()))?,
+        origin: ascii("origin").map_err(|_| Error::ForbiddenOrigin(UNREADABLE.into()))?,
         token,
         authorization,
         agent,
         fetch_site: ascii("sec-fetch-site").map_err(|_| Error::ForbiddenOrigin("a page on another site".into()))?,
         port: state.port,
         resource: None,
-        request: request_parts(&state.app, headers, None),
+        request: request_parts(&state.app, headers, query),
     })
 }
 
@@ -282,10 +288,7 @@ pub async fn caller_seeing(
     query: Option<&str>,
     intent: Intent,
 ) -> ApiResult<Caller> {
-    let mut creds = credentials(state, headers)?;
-    if query.is_some_and(|q| !q.is_empty()) {
-        creds.request = request_parts(&state.app, headers, query);
-    }
+    let creds = credentials_seeing(state, headers, query)?;
     Ok(a2app_core::access::authorize(&state.app, &creds, intent).await?)
 }
 
@@ -295,12 +298,21 @@ pub async fn caller_seeing(
 /// rule of the app, or a filter in the query string), so other requests do
 /// not pay for copying their headers.
 pub fn request_parts(app: &App, headers: &HeaderMap, query: Option<&str>) -> Option<Arc<RequestParts>> {
+    // Any `@request` in a filter reaches the query string as `@` or `%40`:
+    // without either, the query is not even decoded.
+    let may_name_request =
+        |q: &&str| q.contains('@') || q.as_bytes().windows(3).any(|w| w[0] == b'%' && w[1] == b'4' && w[2] == b'0');
     let pairs: Vec<(String, String)> =
-        query.filter(|q| !q.is_empty()).and_then(|q| serde_urlencoded::from_str(q).ok()).unwrap_or_default();
+        query.filter(may_name_request).and_then(|q| serde_urlencoded::from_str(q).ok()).unwrap_or_default();
     let wanted = a2app_core::rules::reads_request_parts(app) || pairs.iter().any(|(_, v)| v.contains("@request."));
     if !wanted {
         return None;
     }
+    let pairs = match (pairs.is_empty(), query) {
+        // A rule reads the query although no filter named it: decode it now.
+        (true, Some(q)) if !q.is_empty() => serde_urlencoded::from_str(q).unwrap_or_default(),
+        _ => pairs,
+    };
     let mut parts = RequestParts::default();
     for (name, value) in headers {
         let key = name.as_str().to_ascii_lowercase().replace('-', "_");

@@ -120,12 +120,13 @@ fn clip(text: &str, max: usize) -> String {
 /// The app's own address as the request names it. Only loopback and
 /// `allowed_hosts` pass the Host rule; allowed (deployed) hosts are HTTPS.
 async fn base_url(state: &State, headers: &HeaderMap) -> ApiResult<String> {
-    // The Host rule without the Origin rule: the documents are public.
-    let mut creds = super::credentials(state, headers)?;
-    creds.origin = None;
-    creds.token = None;
-    creds.authorization = None;
-    creds.fetch_site = None;
+    // The Host rule without the Origin rule: the documents are public, so
+    // no other header is read (nor refused).
+    let host = match headers.get(header::HOST) {
+        None => None,
+        Some(v) => Some(v.to_str().map_err(|_| a2app_core::Error::ForbiddenHost(super::UNREADABLE.into()))?.to_owned()),
+    };
+    let creds = a2app_core::access::Credentials { host, port: state.port, ..Default::default() };
     a2app_core::access::authorize(&state.app, &creds, Intent::Read).await?;
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("localhost");
     let deployed = state.app.definition.config.http.allowed_hosts.iter().any(|h| h == &host_name(headers));

@@ -157,7 +157,13 @@ async fn unreadable_credential_headers_are_refused_and_agent_names_kept_whole() 
         let req = t.http.get(&url).header(name, raw(b"caf\xe9"));
         let (got, body) = t.send(req, None).await;
         assert_eq!((got, body["code"].as_str()), (status, Some(code)), "{name}: {body}");
+        assert!(!body.to_string().contains('\u{fffd}'), "the bytes are not echoed: {body}");
     }
+    // The public documents read the Host alone: another unreadable header is
+    // neither read nor refused there.
+    let req = t.http.get(format!("{}/.well-known/ai-catalog.json", t.url)).header("Authorization", raw(b"caf\xe9"));
+    let (status, catalog) = t.send(req, None).await;
+    assert_eq!(status, 200, "{catalog}");
 
     let write = |agent: reqwest::header::HeaderValue| {
         let req = t.http.post(&url).header("X-LUI-Token", &t.token).header("X-LUI-Agent", agent);
