@@ -425,7 +425,17 @@ pub fn normalize_params(
     let mut out = Map::new();
     for p in params {
         match given.get(&p.name) {
-            None | Some(Value::Null) => {
+            // null is no value: read as absent, it would take the default or
+            // leave a field as it is and answer as if the call said so.
+            Some(Value::Null) => violations.push(
+                Violation::new(
+                    ErrorCode::InvalidParam,
+                    format!("\"{}\" is null: send a {}, or leave it out", p.name, p.kind.as_str()),
+                )
+                .field(p.name.clone())
+                .expected(format!("a {}", p.kind.as_str())),
+            ),
+            None => {
                 if let Some(d) = &p.default {
                     out.insert(p.name.clone(), d.clone());
                 } else if p.required {
@@ -579,6 +589,8 @@ fn matching(
     let filter = match &c.filter {
         None => None,
         Some(text) => {
+            // `check` refused a placeholder a call may leave out, so every one
+            // is bound here: none compares with nothing.
             let (bound, _) = bind_filter(text).map_err(Error::Internal)?;
             Some(crate::filter::parse(&bound).map_err(Error::InvalidFilter)?)
         }

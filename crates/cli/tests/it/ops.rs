@@ -54,6 +54,14 @@ fn each_kind_of_operation_mistake_is_reported_with_its_path() {
         (
             op(
                 "a",
+                r#"{"kind": "crud", "entity": "cards", "action": "delete", "filter": "list = {:list}"}"#,
+                r#""params": {"list": {"type": "string"}},"#,
+            ),
+            "operations.json: $[0].executor.filter: {:list} names a param a call may leave out; make it required or give it a default",
+        ),
+        (
+            op(
+                "a",
                 r#"{"kind": "crud", "entity": "cards", "action": "update", "id": "{:card}", "set": {"state": 1}}"#,
                 card,
             ),

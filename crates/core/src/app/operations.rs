@@ -554,6 +554,18 @@ fn crud(
                     for name in names.iter().filter(|n| !declared(n)) {
                         problems.push(&fpath, format!("{{:{name}}} names no declared param"));
                     }
+                    // A param the call may leave out would make the filter
+                    // compare with nothing, which matches the empty records
+                    // (`list = {:list}` with no list: every card without one).
+                    let optional = |n: &str| params.iter().any(|p| p.name == n && !p.required && p.default.is_none());
+                    for name in names.iter().filter(|n| optional(n)) {
+                        problems.push(
+                            &fpath,
+                            format!(
+                                "{{:{name}}} names a param a call may leave out; make it required or give it a default"
+                            ),
+                        );
+                    }
                     match crate::filter::parse(&bound) {
                         Err(e) => problems.push(&fpath, format!("invalid filter: {}", e.message)),
                         Ok(expr) => {

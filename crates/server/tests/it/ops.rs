@@ -228,6 +228,12 @@ async fn a_crud_list_counts_every_match_beyond_its_page() {
 #[tokio::test]
 async fn bad_params_are_all_reported_and_unknown_ops_are_404() {
     let t = TestApp::kanban().await;
+    // null is no value: neither the default nor "leave the field as it is".
+    let (status, body) =
+        t.op("move_card", json!({"card": "nosuchcard00000", "list": "nosuchlist00000", "position": null})).await;
+    assert_eq!((status, body["code"].as_str(), body["field"].as_str()), (400, Some("invalid_param"), Some("position")));
+    let (status, body) = t.op("cards_in_list", json!({"list": "x", "include_done": null})).await;
+    assert_eq!((status, body["field"].as_str()), (400, Some("include_done")), "{body}");
     let (status, body) = t.op("move_card", json!({"card": 7, "position": "top", "bogus": 1})).await;
     assert_eq!(status, 400, "{body}");
     let mut got = violations(&body);
