@@ -11,6 +11,9 @@ Routes:
   POST /fail     answers 500 with a stack trace that must not reach callers
   GET  /slow     sleeps 3 s, then answers {}
   GET  /big      answers 2 MiB of JSON
+  GET  /moved    answers 303 to /search
+  GET  /cut      answers 200 with a content-length of 1000, sends 10 bytes and closes
+  GET  /drop     closes the connection without answering
 """
 
 import json
@@ -26,6 +29,9 @@ ROUTES = [
     {"method": "POST", "path": "/fail"},
     {"method": "GET", "path": "/slow"},
     {"method": "GET", "path": "/big"},
+    {"method": "GET", "path": "/moved"},
+    {"method": "GET", "path": "/cut"},
+    {"method": "GET", "path": "/drop"},
 ]
 
 
@@ -52,6 +58,23 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200, {})
         elif url.path == "/big":
             self.answer(200, {"data": "x" * (2 << 20)})
+        elif url.path == "/moved":
+            self.send_response(303)
+            self.send_header("location", "/search")
+            self.send_header("content-length", "0")
+            self.end_headers()
+        elif url.path == "/cut":
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "1000")
+            self.end_headers()
+            self.wfile.write(b'{"done": tr')
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+        elif url.path == "/drop":
+            self.close_connection = True
+            self.connection.shutdown(2)
         else:
             self.answer(404, {"message": "no such route"})
 

@@ -70,12 +70,19 @@ pub struct BackendResponse {
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
+    /// Nothing was sent: no connection could be made.
     #[error("unreachable: {0}")]
     Unreachable(String),
+    /// Sent, and no answer came in time: the work may have been done.
     #[error("timed out")]
     Timeout,
-    #[error("the answer is larger than {0} bytes")]
-    TooLarge(usize),
+    /// Sent, and the connection broke before a status came back.
+    #[error("no answer: {0}")]
+    Lost(String),
+    /// A status came back, but not an answer that could be read whole
+    /// (larger than the limit, or cut off).
+    #[error("status {status}, answer unreadable: {why}")]
+    Unreadable { status: u16, why: String },
 }
 
 /// The app's own backend process, as a transport reaches it.
@@ -639,28 +646,46 @@ async fn http(
         caller: caller.clone(),
         key,
     };
-    let response = backend.call(request).await.map_err(|e| match e {
-        BackendError::Timeout => Error::Backend {
-            code: ErrorCode::BackendTimeout,
-            message: format!("the app's backend did not answer within {} s", h.timeout.as_secs_f64()),
-            status: None,
-            answer: None,
-        },
-        BackendError::TooLarge(n) => Error::Backend {
-            code: ErrorCode::BackendError,
-            message: format!("the app's backend answered with more than {n} bytes"),
-            status: None,
-            answer: None,
-        },
-        BackendError::Unreachable(detail) => {
-            tracing::warn!(operation = %op.name, %detail, "backend unreachable");
-            Error::Backend {
-                code: ErrorCode::BackendUnavailable,
-                message: "the app's backend is not reachable; try again later".into(),
-                status: None,
-                answer: None,
+    // Once the call was sent, a failure is no proof that nothing ran: the
+    // answer says so, so an agent checks before calling again.
+    let response = backend.call(request).await.map_err(|e| {
+        let (code, status, message) = match e {
+            BackendError::Unreachable(detail) => {
+                tracing::warn!(operation = %op.name, %detail, "backend unreachable");
+                (
+                    ErrorCode::BackendUnavailable,
+                    None,
+                    "the app's backend is not reachable (nothing was sent); try again later".to_owned(),
+                )
             }
-        }
+            BackendError::Timeout => (
+                ErrorCode::BackendTimeout,
+                None,
+                format!(
+                    "the app's backend did not answer within {} s; the call was sent, so it may have run: check before calling again",
+                    h.timeout.as_secs_f64()
+                ),
+            ),
+            BackendError::Lost(detail) => {
+                tracing::warn!(operation = %op.name, %detail, "backend answer lost");
+                (
+                    ErrorCode::BackendTimeout,
+                    None,
+                    "the connection to the app's backend broke before it answered; the call was sent, so it may have run: check before calling again".to_owned(),
+                )
+            }
+            BackendError::Unreadable { status, why } if (200..300).contains(&status) => (
+                ErrorCode::BackendError,
+                Some(status),
+                format!("the app's backend answered {status}, so the operation ran, but its answer could not be read ({why})"),
+            ),
+            BackendError::Unreadable { status, why } => (
+                ErrorCode::BackendError,
+                Some(status),
+                format!("the app's backend answered {status}, and its answer could not be read ({why})"),
+            ),
+        };
+        Error::Backend { code, message, status, answer: None }
     })?;
     match response.status {
         200..=299 => Ok(Outcome::from(response.body)),
@@ -669,6 +694,14 @@ async fn http(
             message: format!("the app's backend refused the call with status {}", response.status),
             status: Some(response.status),
             answer: Some(response.body),
+        }),
+        status @ 300..=399 => Err(Error::Backend {
+            code: ErrorCode::BackendError,
+            message: format!(
+                "the app's backend answered with a redirect ({status}), which is not followed: whether the operation ran is the backend's to say"
+            ),
+            status: Some(status),
+            answer: None,
         }),
         status => {
             tracing::warn!(operation = %op.name, status, "backend failed");

@@ -48,13 +48,18 @@ impl HttpBackend {
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<BackendResponse, BackendError> {
         let mut response = request.send().await.map_err(classify)?;
         let status = response.status().as_u16();
+        let too_large = || BackendError::Unreadable { status, why: format!("more than {MAX_BACKEND_RESPONSE} bytes") };
         if response.content_length().is_some_and(|n| n > MAX_BACKEND_RESPONSE as u64) {
-            return Err(BackendError::TooLarge(MAX_BACKEND_RESPONSE));
+            return Err(too_large());
         }
         let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(classify)? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| match classify(e) {
+            // The status came: what broke is the answer, not the call.
+            BackendError::Timeout => BackendError::Unreadable { status, why: "it stopped coming in time".into() },
+            other => BackendError::Unreadable { status, why: other.to_string() },
+        })? {
             if bytes.len() + chunk.len() > MAX_BACKEND_RESPONSE {
-                return Err(BackendError::TooLarge(MAX_BACKEND_RESPONSE));
+                return Err(too_large());
             }
             bytes.extend_from_slice(&chunk);
         }
@@ -80,8 +85,15 @@ fn agent_header(agent: &str) -> String {
     percent_encoding::utf8_percent_encode(agent, AGENT_ESCAPED).to_string()
 }
 
+/// A failed call: nothing sent (no connection), or sent and unanswered.
 fn classify(e: reqwest::Error) -> BackendError {
-    if e.is_timeout() { BackendError::Timeout } else { BackendError::Unreachable(e.to_string()) }
+    if e.is_timeout() {
+        BackendError::Timeout
+    } else if e.is_connect() {
+        BackendError::Unreachable(e.to_string())
+    } else {
+        BackendError::Lost(e.to_string())
+    }
 }
 
 impl Backend for HttpBackend {

@@ -28,6 +28,9 @@ const OPS: &str = r#"[
   {"name": "slow", "description": "Slow.", "params": {},
    "executor": {"kind": "http", "method": "GET", "path": "/slow", "timeout": "500ms"}},
   {"name": "big", "description": "Big.", "params": {}, "executor": {"kind": "http", "method": "GET", "path": "/big"}},
+  {"name": "moved", "description": "Moved.", "params": {}, "executor": {"kind": "http", "method": "GET", "path": "/moved"}},
+  {"name": "cut", "description": "Cut.", "params": {}, "executor": {"kind": "http", "method": "GET", "path": "/cut"}},
+  {"name": "drop", "description": "Dropped.", "params": {}, "executor": {"kind": "http", "method": "GET", "path": "/drop"}},
   {"name": "greet", "description": "Native.", "params": {"who": {"type": "string", "default": "world"}},
    "executor": {"kind": "native"}},
   {"name": "count", "description": "Native job.", "params": {"to": {"type": "number", "default": 3}},
@@ -363,10 +366,25 @@ async fn http_executor_calls_the_real_backend() {
     let (status, body) = t.op("fail", json!({})).await;
     assert_eq!((status, body["code"].as_str()), (502, Some("backend_error")));
     assert!(!body.to_string().contains("Traceback"), "{body}");
+    // Once the call was sent, no failure claims that nothing ran.
     let (status, body) = t.op("slow", json!({})).await;
     assert_eq!((status, body["code"].as_str()), (504, Some("backend_timeout")));
-    let (status, body) = t.op("big", json!({})).await;
-    assert_eq!((status, body["code"].as_str()), (502, Some("backend_error")));
+    assert!(body["message"].as_str().unwrap().contains("it may have run"), "{body}");
+    let (status, body) = t.op("drop", json!({})).await;
+    assert_eq!((status, body["code"].as_str()), (504, Some("backend_timeout")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("it may have run"), "{body}");
+    for (op, why) in [("big", "more than 1048576 bytes"), ("cut", "")] {
+        let (status, body) = t.op(op, json!({})).await;
+        assert_eq!(
+            (status, body["code"].as_str(), body["backendStatus"].as_u64()),
+            (502, Some("backend_error"), Some(200))
+        );
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains("answered 200, so the operation ran") && message.contains(why), "{op}: {message}");
+    }
+    let (status, body) = t.op("moved", json!({})).await;
+    assert_eq!((status, body["backendStatus"].as_u64()), (502, Some(303)));
+    assert!(body["message"].as_str().unwrap().contains("redirect (303), which is not followed"), "{body}");
 
     drop(backend);
     let (status, body) = t.op("echo", json!({})).await;
