@@ -316,19 +316,19 @@ fn coerce_one(ent: &DescribedEntity, a: &Assignment, clock: &AppClock, draft: &m
         }
         FieldType::Number { min, max, integer } => {
             let expected = range_words(*integer, *min, *max);
-            let n: f64 = text
-                .trim()
-                .parse()
-                .ok()
-                .filter(|n: &f64| n.is_finite())
-                .ok_or_else(|| bad(ErrorCode::InvalidNumber, expected.clone()))?;
+            let value = match number(text) {
+                Ok(v) => v,
+                Err(NumberError::NotANumber) => return Err(bad(ErrorCode::InvalidNumber, expected)),
+                Err(NumberError::Inexact) => return Err(bad(ErrorCode::OutOfRange, INEXACT.into())),
+            };
+            let n = value.as_f64().unwrap_or_default();
             if *integer && n.fract() != 0.0 {
                 return Err(bad(ErrorCode::InvalidNumber, expected));
             }
             if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
                 return Err(bad(ErrorCode::OutOfRange, expected));
             }
-            if n.fract() == 0.0 && n.abs() < 9e15 { Value::from(n as i64) } else { Value::from(n) }
+            value
         }
         FieldType::Boolean => match text.trim().to_ascii_lowercase().as_str() {
             "true" | "yes" | "y" | "1" | "on" => Value::Bool(true),
@@ -590,6 +590,35 @@ async fn resolve_one(api: &Api, describe: &Describe, lookup: &Lookup) -> Result<
             Err(p)
         }
     })
+}
+
+/// Why text is no number to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumberError {
+    NotANumber,
+    /// A whole number beyond ±2^53: as a float it would be sent as a neighbour.
+    Inexact,
+}
+
+/// What the app says of a whole number it cannot keep exactly.
+pub const INEXACT: &str = "a whole number within ±2^53 (9007199254740992)";
+
+/// A number as a person writes it, sent as exactly that: a whole number as an
+/// integer (`9007199254740993` stays itself, for the app to judge, never the
+/// float next to it), a decimal as the float it names. `inf`, `NaN` and
+/// `1e400` are no number JSON can carry.
+pub fn number(text: &str) -> Result<Value, NumberError> {
+    const LIMIT: u64 = 1 << 53;
+    let t = text.trim();
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match t.parse::<i64>() {
+            Ok(i) if i.unsigned_abs() <= LIMIT => Ok(Value::from(i)),
+            _ => Err(NumberError::Inexact),
+        };
+    }
+    let n: f64 = t.parse().ok().filter(|n: &f64| n.is_finite()).ok_or(NumberError::NotANumber)?;
+    Ok(if n.fract() == 0.0 && n.abs() <= LIMIT as f64 { Value::from(n as i64) } else { Value::from(n) })
 }
 
 #[cfg(test)]

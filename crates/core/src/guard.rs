@@ -126,6 +126,9 @@ fn read_only(key: &str, value: &Value) -> Violation {
         .got(value.clone())
 }
 
+/// The largest whole number every store and client keeps exactly (2^53).
+pub const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
 /// Checks one value against its field; returns the normalized value.
 pub fn check_value(name: &str, field: &Field, value: &Value) -> Result<Value, Violation> {
     let bad = |code: ErrorCode, message: String| {
@@ -193,6 +196,24 @@ pub fn check_value(name: &str, field: &Field, value: &Value) -> Result<Value, Vi
             };
             if *integer && n.fract() != 0.0 {
                 return Err(bad(ErrorCode::InvalidNumber, format!("\"{name}\" must be a whole number")));
+            }
+            // Beyond 2^53 an integer is not kept exactly everywhere it goes (a
+            // double in PostgreSQL, in JavaScript, past i64 in SQLite): written
+            // as sent, it could be read back as a neighbour. Whole numbers are
+            // held to it, however they were written.
+            const LIMIT: u64 = 1 << 53;
+            let beyond = match (value.as_i64(), value.as_u64()) {
+                (Some(i), _) => i.unsigned_abs() > LIMIT,
+                (None, Some(u)) => u > LIMIT,
+                // A float: beyond the limit it is whole, and an integer
+                // field's value could be any of its neighbours.
+                (None, None) => *integer && n.abs() > MAX_EXACT_INTEGER,
+            };
+            if beyond {
+                return Err(bad(
+                    ErrorCode::OutOfRange,
+                    format!("\"{name}\" is a whole number beyond ±2^53 (9007199254740992), which is not kept exactly"),
+                ));
             }
             if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
                 return Err(bad(ErrorCode::OutOfRange, format!("\"{name}\" must be {}", range_text(*min, *max))));
@@ -427,6 +448,29 @@ mod tests {
         assert_eq!(ok.values["priority"], "none");
         assert_eq!(ok.values["position"], 0);
         assert!(!ok.values.contains_key("points"));
+    }
+
+    #[test]
+    fn whole_numbers_beyond_two_to_the_53_are_refused_not_rounded() {
+        let schema = crate::schema::parse(
+            r#"{"entities": {"n": {"fields": {"any": {"type": "number"}, "whole": {"type": "number", "integer": true}}}}}"#,
+            false,
+        )
+        .unwrap();
+        let ent = &schema.entities["n"];
+        let got = |body: Value| match check_body("n", ent, &body, Mode::Update, &Map::new()) {
+            Ok(_) => Vec::new(),
+            Err(vs) => vs.into_iter().map(|v| (v.code.as_str().to_owned(), v.field.unwrap_or_default())).collect(),
+        };
+        let edge = json!({"any": 9_007_199_254_740_992_u64, "whole": -9_007_199_254_740_992_i64});
+        assert_eq!(got(edge), Vec::<(String, String)>::new(), "2^53 itself is exact");
+        for beyond in [json!(9_007_199_254_740_993_u64), json!(u64::MAX), json!(i64::MIN)] {
+            assert_eq!(got(json!({ "any": beyond })), [("out_of_range".to_string(), "any".to_string())], "{beyond}");
+        }
+        // A float stays a float; an integer field holds no float beyond 2^53,
+        // whose neighbours look alike.
+        assert_eq!(got(json!({"any": 1e300})), Vec::<(String, String)>::new());
+        assert_eq!(got(json!({"whole": 1e20})), [("out_of_range".to_string(), "whole".to_string())]);
     }
 
     #[test]

@@ -95,14 +95,21 @@ pub(super) fn params(
             Input::Text(t) => match spec.kind.as_str() {
                 // `inf`, `NaN` and `1e400` parse as floats JSON cannot hold:
                 // sent, they would become null, which the app reads as absent.
-                "number" => match t.trim().parse::<f64>().ok().filter(|n| n.is_finite()) {
-                    Some(n) if n.fract() == 0.0 && n.abs() < 9e15 => Value::from(n as i64),
-                    Some(n) => Value::from(n),
-                    None => {
+                "number" => match a2app_client::coerce::number(&t) {
+                    Ok(n) => n,
+                    Err(why) => {
+                        let message = match why {
+                            a2app_client::coerce::NumberError::NotANumber => {
+                                format!("{} must be a number, not \"{t}\"", a.field)
+                            }
+                            a2app_client::coerce::NumberError::Inexact => {
+                                format!("{} must be {}, not \"{t}\"", a.field, a2app_client::coerce::INEXACT)
+                            }
+                        };
                         problems.push(problem(
                             ErrorCode::InvalidParam,
                             &a.field,
-                            format!("{} must be a number, not \"{t}\"", a.field),
+                            message,
                             format!("give {}=<number>", a.field),
                         ));
                         continue;
