@@ -39,6 +39,20 @@ impl AppClock {
         self.now.to_zoned_datetime(jiff::tz::TimeZone::fixed(offset)).date()
     }
 
+    /// A datetime written without a zone (`2026-07-31T14:00`), as that time
+    /// in the app's zone; `None` when it names a zone (or is no datetime).
+    fn local(&self, text: &str) -> Option<String> {
+        let t = text.trim();
+        let time = t.get(10..)?;
+        if time.contains(['Z', 'z', '+', '-']) {
+            return None;
+        }
+        let civil: jiff::civil::DateTime = t.replacen(' ', "T", 1).parse().ok()?;
+        let sign = if self.offset_minutes < 0 { '-' } else { '+' };
+        let m = self.offset_minutes.unsigned_abs();
+        Some(format!("{civil}{sign}{:02}:{:02}", m / 60, m % 60))
+    }
+
     /// A date as a datetime value: midnight in the app's zone.
     fn midnight(&self, date: Date) -> String {
         if self.offset_minutes == 0 {
@@ -341,8 +355,16 @@ fn coerce_one(ent: &DescribedEntity, a: &Assignment, clock: &AppClock, draft: &m
                 note(draft, name, text, &value);
                 Value::from(value)
             } else if text.len() > 10 && text.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
-                // A full ISO datetime: the guard parses it exactly.
-                Value::from(text)
+                // A full ISO datetime: the guard parses it exactly. One without
+                // a zone is a time where the app is, as a plain date is: sent
+                // bare, the app would read it as UTC.
+                match clock.local(text) {
+                    Some(value) => {
+                        note(draft, name, text, &value);
+                        Value::from(value)
+                    }
+                    None => Value::from(text),
+                }
             } else {
                 return Err(bad(
                     ErrorCode::InvalidDate,
@@ -376,7 +398,21 @@ fn coerce_one(ent: &DescribedEntity, a: &Assignment, clock: &AppClock, draft: &m
             }
             Value::Array(vec![Value::Null; items.len()])
         }
-        FieldType::Json => serde_json::from_str(text).unwrap_or_else(|_| Value::from(text)),
+        // JSON as written, or a plain word as the text it is; but what opens
+        // as JSON and does not parse (`{"a":1,}`) is refused, not stored as
+        // a string the person did not mean.
+        FieldType::Json => match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(e) if text.trim_start().starts_with(['{', '[', '"']) => {
+                return Err(Problem::new(ErrorCode::InvalidJson, format!("{name} is not valid JSON: {e}"))
+                    .field(name)
+                    .fix(format!("give {name} as JSON, or a plain text without {{, [ or \" in front")));
+            }
+            Err(_) => {
+                draft.notes.push(format!("{name}: {} → a text", text.trim()));
+                Value::from(text)
+            }
+        },
         FieldType::Binary { .. } => {
             return Err(Problem::new(
                 ErrorCode::InvalidParam,
@@ -753,6 +789,41 @@ mod tests {
             draft.lookups,
             vec![Lookup { field: "list".into(), index: None, entity: "lists".into(), text: "To Do".into() }]
         );
+    }
+
+    #[test]
+    fn numbers_times_and_json_are_sent_as_the_person_meant_them() {
+        assert_eq!(number("9007199254740992"), Ok(serde_json::json!(9_007_199_254_740_992_i64)));
+        assert_eq!(number(" -12 "), Ok(serde_json::json!(-12)));
+        assert_eq!(number("2.50"), Ok(serde_json::json!(2.5)));
+        assert_eq!(number("3e2"), Ok(serde_json::json!(300)));
+        for inexact in ["9007199254740993", "-9223372036854775808", "123456789012345678901234"] {
+            assert_eq!(number(inexact), Err(NumberError::Inexact), "{inexact}");
+        }
+        for nothing in ["", "inf", "NaN", "1e400", "0x10", "--1"] {
+            assert_eq!(number(nothing), Err(NumberError::NotANumber), "{nothing}");
+        }
+
+        let mut doc = kanban();
+        let meta: protocol::schema::Field = serde_json::from_value(serde_json::json!({"type": "json"})).unwrap();
+        doc.entities.get_mut("cards").unwrap().fields.insert("meta".into(), meta);
+        let c = clock("2026-07-30 09:00:00.000Z", 120);
+        let draft =
+            prepare(&doc, "cards", Action::Update, &args(&["due_date=2026-07-31T14:00", "meta=plain words"]), &c)
+                .unwrap();
+        assert_eq!(draft.body["due_date"], "2026-07-31T14:00:00+02:00", "a time without a zone is the app's");
+        assert_eq!(draft.body["meta"], "plain words");
+        assert_eq!(
+            draft.notes,
+            ["due_date: 2026-07-31T14:00 → 2026-07-31T14:00:00+02:00", "meta: plain words → a text"]
+        );
+        let zoned = prepare(&doc, "cards", Action::Update, &args(&["due_date=2026-07-31T14:00:00Z"]), &c).unwrap();
+        assert_eq!(zoned.body["due_date"], "2026-07-31T14:00:00Z");
+        let problems =
+            prepare(&doc, "cards", Action::Update, &args(&["meta={\"a\":1,}", "points=9007199254740993"]), &c)
+                .unwrap_err();
+        let codes: Vec<(&str, Option<&str>)> = problems.iter().map(|p| (p.code.as_str(), p.field.as_deref())).collect();
+        assert_eq!(codes, [("invalid_json", Some("meta")), ("out_of_range", Some("points"))]);
     }
 
     #[test]
