@@ -130,6 +130,11 @@ pub async fn list(
             ])
         })?),
     };
+    // A capability the app never declared has no requests: a misspelt name
+    // is told so, not answered with an empty page.
+    if let Some(name) = capability.filter(|c| !c.is_empty()) {
+        self::capability(app, name)?;
+    }
     let (page, per_page) = (page.max(1), per_page.clamp(1, 200));
     let filter = RequestFilter {
         status,

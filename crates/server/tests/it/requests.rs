@@ -174,6 +174,10 @@ async fn asking_reports_every_problem_at_once_and_stores_nothing() {
     assert_eq!((status, body["code"].as_str()), (400, Some("invalid_enum")));
     let (status, body) = t.call("GET", "/api/_a2app/requests?page=x", None).await;
     assert_eq!((status, body["code"].as_str()), (400, Some("invalid_query")));
+    let (status, body) = t.call("GET", "/api/_a2app/requests?capability=summarise_bord", None).await;
+    assert_eq!((status, body["code"].as_str()), (404, Some("unknown_capability")), "a misspelt name is no empty page");
+    let (status, body) = t.call("GET", "/api/_a2app/requests?capability=summarise_board", None).await;
+    assert_eq!((status, body["totalItems"].as_u64()), (200, Some(0)));
 }
 
 #[tokio::test]
