@@ -50,6 +50,18 @@ impl Default for Options {
     }
 }
 
+/// How long an operation may take before its answer is taken for lost: the
+/// longest an app lets an `http` operation run (120 s), and some.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(130);
+
+/// How a write is sent: how often a lost answer is tried again (same key),
+/// and a timeout other than the session's.
+#[derive(Debug, Clone, Copy)]
+struct WritePolicy {
+    retries: u32,
+    timeout: Option<Duration>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
     /// Nothing was sent: DNS, refused connection, TLS.
@@ -275,16 +287,25 @@ impl Api {
     }
 
     /// `POST /api/ops/{name}`; `approval` is the key of a 428 the user approved.
+    ///
+    /// A lost answer is tried again (same key) only for a `job`, whose key the
+    /// app claims, so a repeat answers `duplicate_request`; another executor
+    /// may run again on a repeat, so its lost answer is `OutcomeUnknown` at
+    /// once. The call may take as long as the app lets an operation run.
     pub async fn run(
         &self,
-        name: &str,
+        op: &protocol::describe::DescribedOperation,
         params: &Map<String, Value>,
         approval: Option<&str>,
         key: &str,
     ) -> Result<Value, CallError> {
-        let url = self.url(&format!("/api/ops/{}", encode(name)?));
+        let url = self.url(&format!("/api/ops/{}", encode(&op.name)?));
         let headers: Vec<(&str, &str)> = approval.map(|v| ("X-A2App-Approval", v)).into_iter().collect();
-        self.write(Method::POST, &url, Some(&Value::Object(params.clone())), key, &headers).await
+        let policy = WritePolicy {
+            retries: if op.executor == "job" { self.options.write_retries } else { 0 },
+            timeout: Some(self.options.timeout.max(OPERATION_TIMEOUT)),
+        };
+        self.write_with(Method::POST, &url, Some(&Value::Object(params.clone())), key, &headers, policy).await
     }
 
     /// `POST /api/_a2app/surfaces`: A2UI messages, applied all or nothing.
@@ -465,6 +486,22 @@ impl Api {
         key: &str,
         headers: &[(&str, &str)],
     ) -> Result<Value, CallError> {
+        let policy = WritePolicy { retries: self.options.write_retries, timeout: None };
+        self.write_with(method, url, body, key, headers, policy).await
+    }
+
+    /// A write with its Idempotency-Key, tried again with the same key while
+    /// `policy` allows: only where the app claims the key, so a repeat that
+    /// the first attempt already carried out answers `duplicate_request`.
+    async fn write_with(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        key: &str,
+        headers: &[(&str, &str)],
+        policy: WritePolicy,
+    ) -> Result<Value, CallError> {
         for (name, value) in [("Idempotency-Key", key)].iter().chain(headers) {
             // Sent as given, a byte outside printable ASCII reaches the app as
             // a header it cannot read, which it treats as absent.
@@ -477,6 +514,9 @@ impl Api {
         }
         let build = || {
             let mut req = self.request(method.clone(), url).header("Idempotency-Key", key);
+            if let Some(timeout) = policy.timeout {
+                req = req.timeout(timeout);
+            }
             if let Some(body) = body {
                 req = req.header("content-type", "application/json").body(body.to_string());
             }
@@ -489,13 +529,24 @@ impl Api {
         loop {
             match self.send(&build).await? {
                 Ok(resp) if resp.status() == StatusCode::NO_CONTENT => return Ok(Value::Null),
-                Ok(resp) => return decode(url, resp).await,
+                // A status came back: the app took the write. An answer cut
+                // off, or a success whose body is not the app's, leaves the
+                // outcome unknown, never "unreachable" (nothing done).
+                Ok(resp) => {
+                    return decode(url, resp).await.map_err(|e| match e {
+                        CallError::Unreachable { url, detail } => CallError::OutcomeUnknown { url, detail },
+                        CallError::Unexpected { url, status: status @ 200..=299, snippet } => {
+                            CallError::OutcomeUnknown { url, detail: format!("status {status}, but {snippet}") }
+                        }
+                        other => other,
+                    });
+                }
                 Err(e) if e.is_connect() => {
                     return Err(CallError::Unreachable { url: url.into(), detail: chain(&e) });
                 }
                 Err(e) => {
                     // Sent, maybe processed: only the same key may try again.
-                    if attempt >= self.options.write_retries {
+                    if attempt >= policy.retries {
                         return Err(CallError::OutcomeUnknown { url: url.into(), detail: chain(&e) });
                     }
                     attempt += 1;

@@ -165,7 +165,7 @@ pub async fn run(ctx: &mut Ctx<'_>, name: &str, args: &[&str]) -> Result<u8, Fai
     };
     let params = params(&op.name, &op.params, args)?;
     let key = ctx.key();
-    let answer = match ctx.session.api.run(name, &params, None, &key).await {
+    let answer = match ctx.session.api.run(&op, &params, None, &key).await {
         Err(CallError::App(body)) if body.code == ErrorCode::ApprovalRequired => {
             let approval = body.extra.get("approvalKey").and_then(Value::as_str).unwrap_or_default().to_owned();
             let shown_params = body.extra.get("params").cloned().unwrap_or_else(|| Value::Object(params.clone()));
@@ -185,20 +185,28 @@ pub async fn run(ctx: &mut Ctx<'_>, name: &str, args: &[&str]) -> Result<u8, Fai
             ctx.out.note(&format!("approved with --yes: {plan}"));
             // A fresh key derived from the first: the refused call did nothing,
             // and repeating this whole command with the same --key stays idempotent.
-            ctx.session.api.run(name, &params, Some(&approval), &format!("{key}.approved")).await
+            ctx.session.api.run(&op, &params, Some(&approval), &format!("{key}.approved")).await
         }
         other => other,
     };
     let value = match answer {
         Ok(v) => v,
         Err(CallError::App(body)) if body.code == ErrorCode::DuplicateRequest => {
+            // The key is a job's: the first attempt started it, and how it
+            // went is the job's state, not "done".
+            if let Some(job_id) = body.extra.get("id").and_then(Value::as_str).filter(|_| op.executor == "job") {
+                ctx.out.note(&format!(
+                    "an earlier request with this Idempotency-Key ({key}) started job {job_id}; nothing ran again"
+                ));
+                return follow(ctx, job_id, "").await;
+            }
             let text = format!(
                 "✓ already done: an earlier request with this Idempotency-Key ({key}) ran {name}; nothing ran again"
             );
             ctx.out.done(json!({"ok": true, "operation": name, "alreadyDone": true, "idempotencyKey": key}), &text);
             return Ok(OK);
         }
-        Err(e) => return Err(super::write::lost(e, &key)),
+        Err(e) => return Err(super::write::lost_run(e, &key, &op)),
     };
     match Outcome::from_answer(name, &value) {
         Outcome::Done { operation, result, receipts } => {
@@ -250,7 +258,16 @@ pub async fn follow(ctx: &mut Ctx<'_>, id: &str, status: &str) -> Result<u8, Fai
     };
     let mut last = String::new();
     let job: Job = loop {
-        let job: Job = ctx.session.api.get_json(&path).await?;
+        // The job runs on in the app whatever happens to this poll: a failed
+        // poll names it, so it is followed again rather than started again.
+        let job: Job = ctx.session.api.get_json(&path).await.map_err(|e| {
+            let follow = ctx.hint(&format!("job {id}"));
+            Failure::from(e)
+                .fix(format!(
+                    "job {id} goes on in the app: follow it again with {follow}, do not run the operation again"
+                ))
+                .with("jobId", json!(id))
+        })?;
         let line = progress_line(&job);
         if ctx.env.terminal && !ctx.out.json {
             eprint!("\r\x1b[2K{}", a2app_client::display::printable(&bar(&job)));

@@ -212,7 +212,13 @@ impl From<CallError> for Failure {
             }
             CallError::App(body) => {
                 let code = body.code.as_str();
-                let exit = if code == "not_found" { NOTHING_FOUND } else { REFUSED };
+                // The app's backend out of reach or silent is the app's to
+                // answer for, as an unreachable app is: not a refusal of the input.
+                let exit = match code {
+                    "not_found" => NOTHING_FOUND,
+                    "backend_unavailable" | "backend_timeout" => UNREACHABLE,
+                    _ => REFUSED,
+                };
                 let mut f = Failure::new(exit, code, body.message.clone());
                 f.field = body.field.clone();
                 f.expected = body.expected.clone();
@@ -252,6 +258,11 @@ fn fix_for(code: &str, body: &protocol::ErrorBody) -> String {
             body.extra.get("scope").and_then(serde_json::Value::as_str).unwrap_or("that scope")
         ),
         "internal" => "the app failed without saying why (by design); try again, or tell its owner".into(),
+        "backend_unavailable" => "nothing was sent to the app's backend; try again later, or tell the app's owner".into(),
+        "backend_timeout" => {
+            "the call reached the app's backend, so it may have run: check its effect before running it again".into()
+        }
+        "backend_error" => "the app's backend refused or failed the call; its message says which".into(),
         _ => match &body.expected {
             Some(e) => format!("give {field} {e}"),
             None => format!("fix {field} and repeat"),

@@ -47,7 +47,7 @@ pub async fn create(ctx: &mut Ctx<'_>, entity: &str, args: &[&str]) -> Result<u8
     let draft = draft(ctx, entity, Action::Create, args).await?;
     let key = ctx.key();
     let answer = ctx.session.api.create(entity, &draft.body, &key).await;
-    finish(ctx, "create", entity, answer, &draft.notes, &key)
+    finish(ctx, "create", entity, None, answer, &draft.notes, &key)
 }
 
 pub async fn update(ctx: &mut Ctx<'_>, entity: &str, id: &str, args: &[&str]) -> Result<u8, Failure> {
@@ -57,13 +57,14 @@ pub async fn update(ctx: &mut Ctx<'_>, entity: &str, id: &str, args: &[&str]) ->
     let draft = draft(ctx, entity, Action::Update, args).await?;
     let key = ctx.key();
     let answer = ctx.session.api.update(entity, id, &draft.body, &key).await;
-    finish(ctx, "update", entity, answer, &draft.notes, &key)
+    finish(ctx, "update", entity, Some(id), answer, &draft.notes, &key)
 }
 
 fn finish(
     ctx: &Ctx<'_>,
     action: &str,
     entity: &str,
+    target: Option<&str>,
     answer: Result<Written, CallError>,
     notes: &[String],
     key: &str,
@@ -71,13 +72,8 @@ fn finish(
     let written = match answer {
         Ok(w) => w,
         Err(CallError::App(body)) if body.code == ErrorCode::DuplicateRequest => {
-            return already_done(
-                ctx,
-                action,
-                entity,
-                body.extra.get("id").and_then(Value::as_str).unwrap_or_default(),
-                key,
-            );
+            let first = body.extra.get("id").and_then(Value::as_str).unwrap_or_default();
+            return already_done(ctx, action, entity, first, target, key);
         }
         Err(e) => return Err(lost(e, key)),
     };
@@ -99,8 +95,26 @@ fn finish(
     Ok(OK)
 }
 
-/// A replayed key: the first attempt did it. Not an error, and nothing new was written.
-fn already_done(ctx: &Ctx<'_>, action: &str, entity: &str, id: &str, key: &str) -> Result<u8, Failure> {
+/// A replayed key: the first attempt did it. Not an error, and nothing new was
+/// written; but a key the first attempt used on another record than this
+/// command names did not do this command's write, and is refused.
+fn already_done(
+    ctx: &Ctx<'_>,
+    action: &str,
+    entity: &str,
+    id: &str,
+    target: Option<&str>,
+    key: &str,
+) -> Result<u8, Failure> {
+    if let Some(target) = target.filter(|t| *t != id) {
+        return Err(Failure::new(
+            REFUSED,
+            "duplicate_request",
+            format!("the Idempotency-Key {key} was already used for {entity}/{id}, not {entity}/{target}: nothing was written"),
+        )
+        .fix("use another --key (or none) for this write")
+        .with("id", json!(id)));
+    }
     let text = format!(
         "✓ already done: an earlier request with this Idempotency-Key ({key}) did this {action}; the record is {entity}/{id}; nothing new was written\n  see it: {}",
         ctx.hint(&format!("{entity} {id}"))
@@ -135,7 +149,8 @@ pub async fn delete(ctx: &mut Ctx<'_>, entity: &str, id: &str) -> Result<u8, Fai
     match ctx.session.api.delete(entity, id, &key).await {
         Ok(()) => {}
         Err(CallError::App(body)) if body.code == ErrorCode::DuplicateRequest => {
-            return already_done(ctx, "delete", entity, id, &key);
+            let first = body.extra.get("id").and_then(Value::as_str).unwrap_or_default();
+            return already_done(ctx, "delete", entity, first, Some(id), &key);
         }
         Err(e) => return Err(lost(e, &key)),
     }
@@ -149,6 +164,19 @@ pub async fn delete(ctx: &mut Ctx<'_>, entity: &str, id: &str) -> Result<u8, Fai
         &text,
     );
     Ok(OK)
+}
+
+/// An operation's unknown outcome. Only a job's key is claimed by the app,
+/// so only a job may be repeated with its key to learn whether it ran; any
+/// other operation may run again on a repeat, and is checked first.
+pub fn lost_run(e: CallError, key: &str, op: &protocol::describe::DescribedOperation) -> Failure {
+    if op.executor == "job" || !matches!(e, CallError::OutcomeUnknown { .. }) {
+        return lost(e, key);
+    }
+    Failure::from(e).fix(format!(
+        "the operation may have run: check its effect (the records it changes, the receipts) before running {} again",
+        op.name
+    ))
 }
 
 /// An unknown outcome names the key to repeat it with: a fresh key would do it twice.

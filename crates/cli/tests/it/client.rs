@@ -975,3 +975,78 @@ fn a_delete_in_the_millisecond_identity_reported_still_gets_its_receipt() {
     let asked = app.seen("GET", "/api/_a2app/receipts?since=2026-07-30T09%3A14%3A59.999Z&limit=1000");
     assert_eq!(asked.len(), 1, "{:?}", app.seen.lock().unwrap().iter().map(|r| r.path.clone()).collect::<Vec<_>>());
 }
+
+/// A fake app whose operations lose or repeat: purge_done's approved run
+/// never answers; reindex's key was used before (its job failed); a card
+/// update's key was used for another card.
+fn replaying_app() -> Fake {
+    Fake::start(|r| {
+        let ok = |v: Value| Some((200, "application/json", v.to_string()));
+        match (r.method.as_str(), r.path.as_str()) {
+            ("GET", "/api/_a2app") => ok(serde_json::from_str(&identity("kanban", "1.0")).unwrap()),
+            ("GET", "/api/_a2app/describe") => ok(describe_doc()),
+            ("GET", "/api/_ops") => ok(describe_doc()["operations"].clone()),
+            ("POST", "/api/ops/purge_done") if r.header("x-a2app-approval").is_some() => None,
+            ("POST", "/api/ops/purge_done") => {
+                let body = json!({"a2app": true, "ok": false, "code": "approval_required", "status": 428,
+                                  "message": "purge_done is destructive", "approvalKey": "appr-1",
+                                  "operation": "purge_done", "params": {"older_than_days": 30}});
+                Some((428, "application/json", body.to_string()))
+            }
+            ("POST", "/api/ops/reindex") | ("PATCH", "/api/collections/cards/records/cardbbbbbbbbbbb") => {
+                let first = if r.path.contains("ops") { "job1" } else { "cardaaaaaaaaaaa" };
+                let body = json!({"a2app": true, "ok": false, "code": "duplicate_request", "status": 409,
+                                  "message": "this Idempotency-Key was already used", "id": first});
+                Some((409, "application/json", body.to_string()))
+            }
+            ("GET", "/api/_jobs/job1") => ok(json!({"id": "job1", "operation": "reindex", "state": "failed",
+                "progress": {"done": 1, "total": 3, "message": "indexing"}, "result": null,
+                "error": {"message": "the index is locked"}})),
+            _ => no_route(),
+        }
+    })
+}
+
+#[test]
+fn a_replayed_or_lost_operation_is_reported_as_what_it_is() {
+    let home = Home::new();
+    let app = replaying_app();
+    let token = [("A2APP_TOKEN", "t")];
+    // A crud operation may run again on a repeat: its lost answer is not
+    // tried again, and the agent is told to check, not to repeat the key.
+    let lost = home
+        .run_with(&["--json", &app.url, "run", "purge_done", "older_than_days=30", "--yes"], &token, None)
+        .expect(3)
+        .json();
+    assert_eq!((lost["error"]["code"].as_str(), lost["error"].get("idempotencyKey")), (Some("outcome_unknown"), None));
+    assert!(
+        lost["error"]["fix"].as_str().unwrap().starts_with("the operation may have run: check its effect"),
+        "{lost}"
+    );
+    let approved: Vec<_> = app
+        .seen("POST", "/api/ops/purge_done")
+        .into_iter()
+        .filter(|r| r.header("x-a2app-approval").is_some())
+        .collect();
+    assert_eq!(approved.len(), 1, "sent once");
+
+    // A job's key used before: the job it started is followed, and it failed.
+    let replay = home.run_with(&[&app.url, "run", "reindex", "--key", "k-job"], &token, None).expect(2);
+    assert!(replay.err().contains("started job job1; nothing ran again"), "{}", replay.err());
+    assert!(replay.err().contains("job job1 (reindex) failed: the index is locked"), "{}", replay.err());
+    assert!(!replay.out().contains("already done"), "{}", replay.out());
+
+    // A key the first attempt used on another record did not do this write.
+    let other = home
+        .run_with(
+            &["--json", &app.url, "update", "cards", "cardbbbbbbbbbbb", "title=x", "--key", "k-card"],
+            &token,
+            None,
+        )
+        .expect(2)
+        .json();
+    assert_eq!(
+        (other["error"]["code"].as_str(), other["error"]["id"].as_str()),
+        (Some("duplicate_request"), Some("cardaaaaaaaaaaa"))
+    );
+}

@@ -13,7 +13,7 @@
 use super::Gateway;
 use super::approval;
 use crate::a2app::output::{Failure, REFUSED};
-use crate::a2app::write::lost;
+use crate::a2app::write::{lost, lost_run};
 use a2app_client::api::{CallError, ListQuery, Written};
 use a2app_client::coerce::{self, Action, Assignment, Input};
 use a2app_client::operations::Outcome;
@@ -369,10 +369,11 @@ async fn run(
         approval::Asker::Cannot => text(args, "approvalKey")?,
         _ => None,
     };
-    let body = match session.api.run(&name, &params, agent_key.as_deref(), &key).await {
+    let op = operation(session, &name).await?;
+    let body = match session.api.run(&op, &params, agent_key.as_deref(), &key).await {
         Ok(value) => return Ok(ran(&name, value).into()),
         Err(CallError::App(body)) if body.code == ErrorCode::ApprovalRequired => body,
-        Err(e) => return Err(lost(e, &key)),
+        Err(e) => return Err(lost_run(e, &key, &op)),
     };
     let approval_key = body.extra.get("approvalKey").and_then(Value::as_str).map(str::to_owned);
     let (approval_key, asker) = match (approval_key, asker) {
@@ -390,8 +391,8 @@ async fn run(
             // The approved run carries a key derived from the call's: a repeat
             // of the call with the same key derives it again, so the app
             // answers duplicate_request instead of running twice.
-            let value = session.api.run(&name, &params, Some(&approval_key), &format!("{key}.approved")).await;
-            Ok(ran(&name, value.map_err(|e| lost(e, &key))?).into())
+            let value = session.api.run(&op, &params, Some(&approval_key), &format!("{key}.approved")).await;
+            Ok(ran(&name, value.map_err(|e| lost_run(e, &key, &op))?).into())
         }
         _ => Ok(Step::Ask(gw.pending.ask_later("run_operation", args, approval_key, key, &question))),
     }
@@ -411,11 +412,23 @@ async fn resume(
     if !yes {
         return Err(approval::declined(&name));
     }
-    let session = gw.connect(&required(&pending.args, "app")?, None).await?;
+    let mut session = gw.connect(&required(&pending.args, "app")?, None).await?;
     let params = op_params(&pending.args)?;
+    let op = operation(&mut session, &name).await?;
     let approved = format!("{}.approved", pending.idempotency_key);
-    let value = session.api.run(&name, &params, Some(&pending.approval_key), &approved).await;
-    Ok(ran(&name, value.map_err(|e| lost(e, &pending.idempotency_key))?))
+    let value = session.api.run(&op, &params, Some(&pending.approval_key), &approved).await;
+    Ok(ran(&name, value.map_err(|e| lost_run(e, &pending.idempotency_key, &op))?))
+}
+
+/// The operation `name` as the app describes it (what its executor is
+/// decides whether a lost answer may be asked again).
+async fn operation(session: &mut Session, name: &str) -> Result<protocol::describe::DescribedOperation, Failure> {
+    let doc = session.describe().await?;
+    doc.operations.iter().find(|o| o.name == name).cloned().ok_or_else(|| {
+        let names: Vec<&str> = doc.operations.iter().map(|o| o.name.as_str()).collect();
+        Failure::new(REFUSED, "unknown_operation", format!("this app has no operation \"{name}\""))
+            .fix(format!("operations: {}", if names.is_empty() { "none".into() } else { names.join(", ") }))
+    })
 }
 
 fn op_params(args: &Map<String, Value>) -> Result<Map<String, Value>, Failure> {
@@ -483,7 +496,9 @@ fn gateway_fix(f: Failure) -> Failure {
         }
         "unknown_operation" => "call describe with path operations to see the operations",
         "not_found" => "check the id: query the entity to see which records exist",
-        "outcome_unknown" => {
+        // With a key to repeat with; without one (an operation that may run
+        // again), the fix already says to check first.
+        "outcome_unknown" if f.extra.contains_key("idempotencyKey") => {
             "repeat the same call with idempotencyKey set to the one given here: if the first attempt was carried out, the app answers duplicate_request"
         }
         "unauthorized" => {
