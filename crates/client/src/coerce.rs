@@ -324,7 +324,7 @@ fn coerce_one(ent: &DescribedEntity, a: &Assignment, clock: &AppClock, draft: &m
                 return Err(bad(ErrorCode::TooLong, format!("at most {} characters", max.unwrap_or_default())));
             }
             if min.is_some_and(|m| len < m) {
-                return Err(bad(ErrorCode::OutOfRange, format!("at least {} characters", min.unwrap_or_default())));
+                return Err(bad(ErrorCode::InvalidString, format!("at least {} characters", min.unwrap_or_default())));
             }
             Value::from(value)
         }

@@ -190,9 +190,10 @@ impl From<CallError> for Failure {
             }
             CallError::Unreachable { .. } => Failure::new(UNREACHABLE, "unreachable", e.to_string())
                 .fix("check the URL and that the app is running (a local app: agent-app serve DIR)"),
-            CallError::OutcomeUnknown { .. } => Failure::new(UNREACHABLE, "outcome_unknown", e.to_string()).fix(
-                "repeat the same command with the same --key: the app will answer \"already done\" if it was carried out",
-            ),
+            // A write that carried a key says how to repeat it (`write::lost`);
+            // anything else is looked at before it is sent again.
+            CallError::OutcomeUnknown { .. } => Failure::new(UNREACHABLE, "outcome_unknown", e.to_string())
+                .fix("it may or may not have been carried out: look at the app before repeating it"),
             CallError::BadArgument { field, message } => {
                 let mut f = Failure::new(REFUSED, "invalid_param", message)
                     .fix("give it as a plain name, id or printable text; nothing was sent");
