@@ -12,6 +12,7 @@ use crate::{datetime, id};
 use protocol::schema::{Entity, Field, FieldType, StringFormat};
 use protocol::{ErrorCode, Violation};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// Whether the body creates a record or patches one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +127,22 @@ fn read_only(key: &str, value: &Value) -> Violation {
         .got(value.clone())
 }
 
+/// Whether `text` matches a field's `pattern`. A pattern is compiled once
+/// and kept (the schema's patterns are few and fixed; compiling one on every
+/// write cost more than the write's checks). One that does not compile,
+/// which `check` refuses, matches nothing.
+fn matches_pattern(pattern: &str, text: &str) -> bool {
+    static COMPILED: std::sync::LazyLock<std::sync::RwLock<HashMap<String, Option<regex::Regex>>>> =
+        std::sync::LazyLock::new(Default::default);
+    if let Some(compiled) = COMPILED.read().unwrap_or_else(|e| e.into_inner()).get(pattern) {
+        return compiled.as_ref().is_some_and(|re| re.is_match(text));
+    }
+    let compiled = regex::Regex::new(pattern).ok();
+    let matched = compiled.as_ref().is_some_and(|re| re.is_match(text));
+    COMPILED.write().unwrap_or_else(|e| e.into_inner()).insert(pattern.to_owned(), compiled);
+    matched
+}
+
 /// The largest whole number every store and client keeps exactly (2^53).
 pub const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
@@ -181,7 +198,7 @@ pub fn check_value(name: &str, field: &Field, value: &Value) -> Result<Value, Vi
                 _ => {}
             }
             if let Some(p) = pattern
-                && !regex::Regex::new(p).map(|re| re.is_match(s)).unwrap_or(false)
+                && !matches_pattern(p, s)
             {
                 return Err(bad(ErrorCode::InvalidString, format!("\"{name}\" must match the pattern {p}")));
             }
@@ -471,6 +488,26 @@ mod tests {
         // whose neighbours look alike.
         assert_eq!(got(json!({"any": 1e300})), Vec::<(String, String)>::new());
         assert_eq!(got(json!({"whole": 1e20})), [("out_of_range".to_string(), "whole".to_string())]);
+    }
+
+    #[test]
+    fn patterns_hold_on_every_write() {
+        let schema = crate::schema::parse(
+            r#"{"entities": {"p": {"fields": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                                             "tag": {"type": "string", "pattern": "^#"}}}}}"#,
+            false,
+        )
+        .unwrap();
+        let ent = &schema.entities["p"];
+        let got = |body: Value| match check_body("p", ent, &body, Mode::Update, &Map::new()) {
+            Ok(_) => Vec::new(),
+            Err(vs) => vs.into_iter().map(|v| v.field.unwrap_or_default()).collect::<Vec<_>>(),
+        };
+        // Twice each: the second write uses the pattern as compiled for the first.
+        for _ in 0..2 {
+            assert_eq!(got(json!({"code": "ABC", "tag": "#x"})), Vec::<String>::new());
+            assert_eq!(got(json!({"code": "abc", "tag": "x"})), ["code", "tag"]);
+        }
     }
 
     #[test]

@@ -97,7 +97,19 @@ async fn run(ctx: Context, spec: JobSpec, progress: Progress) {
         job.clone()
     };
     if let Err(e) = persist(&app, running).await {
+        // Not started, and it will not start: said so rather than left
+        // `queued` for its poller until the next restart interrupts it.
         tracing::error!(error = %e, "cannot start a job");
+        let failed = {
+            let mut job = progress.job.lock().await;
+            let refusal = Error::Internal(format!("cannot store the job's start: {e}"));
+            job.state = JobState::Failed;
+            job.error = Some(JobError { code: refusal.code(), message: refusal.to_body().message });
+            job.clone()
+        };
+        if let Err(e) = persist(&app, failed).await {
+            tracing::error!(error = %e, "cannot record that a job could not start");
+        }
         return;
     }
     let work = {
