@@ -167,23 +167,29 @@ pub fn capability(c: &crate::app::requests::Capability) -> protocol::request::Ca
 /// `operations`, `operations/<name>`, `conventions` (`.` works as `/` too).
 pub fn part(app: &App, path: &str) -> Result<Value, Error> {
     let doc = serde_json::to_value(describe(app)).map_err(|e| Error::Internal(e.to_string()))?;
-    let segments: Vec<&str> = path.split(['/', '.']).filter(|s| !s.is_empty()).collect();
     let not_found = Error::Missing;
+    // An operation's name may hold `.` (`v2.sync`): after `operations` the
+    // rest of the path is the name as written.
+    let trimmed = path.trim_matches('/');
+    if let Some(name) = trimmed.strip_prefix("operations").filter(|r| r.is_empty() || r.starts_with(['/', '.'])) {
+        let name = name.get(1..).unwrap_or_default().trim_matches('/');
+        let ops = doc["operations"].clone();
+        return match name {
+            "" => Ok(ops),
+            name if name.contains('/') => Err(not_found(format!("describe has no part \"{path}\""))),
+            name => ops
+                .as_array()
+                .and_then(|list| list.iter().find(|o| o["name"] == name))
+                .cloned()
+                .ok_or_else(|| Error::UnknownOperation(name.to_owned())),
+        };
+    }
+    let segments: Vec<&str> = path.split(['/', '.']).filter(|s| !s.is_empty()).collect();
     let Some((first, rest)) = segments.split_first() else { return Ok(doc) };
     match *first {
-        "operations" => {
-            let ops = doc["operations"].clone();
-            match rest {
-                [] => Ok(ops),
-                [name] => ops
-                    .as_array()
-                    .and_then(|list| list.iter().find(|o| o["name"] == *name))
-                    .cloned()
-                    .ok_or_else(|| Error::UnknownOperation(name.to_string())),
-                _ => Err(not_found(format!("describe has no part \"{path}\""))),
-            }
+        "conventions" | "app" | "schemaVersion" | "requests" if rest.is_empty() && doc.get(*first).is_some() => {
+            Ok(doc[*first].clone())
         }
-        "conventions" | "app" | "schemaVersion" if rest.is_empty() => Ok(doc[*first].clone()),
         "entities" if rest.is_empty() => Ok(doc["entities"].clone()),
         _ => {
             let (entity, rest) = if *first == "entities" { (rest[0], &rest[1..]) } else { (*first, rest) };

@@ -321,8 +321,17 @@ pub fn check(app: &App, base: &str, params: &HashMap<String, String>) -> Result<
             &format!("this server issues tokens for {audience} only, not {}", shorten(target)),
         );
     }
-    // A grant's order (see `scopes`): every asked scope is an offered one.
-    let asked: BTreeSet<Scope> = asked.iter().filter_map(|s| Scope::parse(s)).collect();
+    // A grant's order (see `scopes`): every asked scope is an offered one,
+    // and every offered one parses; one that did not would be refused, never
+    // dropped from what the person is asked to approve.
+    let mut parsed = BTreeSet::new();
+    for text in &asked {
+        match Scope::parse(text) {
+            Some(scope) => parsed.insert(scope),
+            None => return refused("invalid_scope", &format!("{} is not a scope", shorten(text))),
+        };
+    }
+    let asked = parsed;
     Ok(Asked { challenge, state, scopes: asked.iter().map(Scope::to_string).collect(), audience })
 }
 

@@ -21,6 +21,10 @@ const RESERVED_FIELD_NAMES: &[&str] = &["id", "created", "updated", "collectioni
 /// (which share the tables' namespace).
 const RESERVED_ENTITY_PREFIXES: &[&str] = &["sqlite_", "a2app_"];
 
+/// The parts of describe that `describe/{path}` reaches by name: an entity
+/// named like one would be answered with that part instead of itself.
+const RESERVED_ENTITY_NAMES: &[&str] = &["app", "entities", "operations", "conventions", "requests"];
+
 /// `^[a-z][a-z0-9_]*$`, at most 63 characters.
 pub fn is_valid_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -103,6 +107,9 @@ fn validate(root: &Node, multi_user: bool, problems: &mut Problems) -> Schema {
             problems.push(&path, format!("bad entity name \"{name}\": names match ^[a-z][a-z0-9_]*$"));
         } else if name.contains("_via_") {
             problems.push(&path, format!("bad entity name \"{name}\": \"_via_\" is reserved for back-relations"));
+        } else if RESERVED_ENTITY_NAMES.contains(&name.as_str()) {
+            problems
+                .push(&path, format!("bad entity name \"{name}\": describe/{name} names a part of describe itself"));
         } else if let Some(prefix) = RESERVED_ENTITY_PREFIXES.iter().find(|p| name.starts_with(*p)) {
             problems.push(&path, format!("bad entity name \"{name}\": \"{prefix}\" starts the database's own names"));
         }
@@ -634,6 +641,7 @@ mod tests {
         let text = r#"{"entities": {
             "sqlite_stats": {"fields": {}},
             "a2app_idx_a__created": {"fields": {}},
+            "operations": {"fields": {}},
             "a": {"fields": {"b": {"type": "string"}, "c": {"type": "string"}, "b__c": {"type": "string"}},
                   "indexes": [["created"], ["b", "c"], ["b"], ["b", "c"], ["b__c"]]},
             "a__b": {"fields": {"c": {"type": "string"}}, "indexes": [["c"]]}
@@ -643,6 +651,7 @@ mod tests {
             [
                 "$.entities.sqlite_stats: bad entity name \"sqlite_stats\": \"sqlite_\" starts the database's own names",
                 "$.entities.a2app_idx_a__created: bad entity name \"a2app_idx_a__created\": \"a2app_\" starts the database's own names",
+                "$.entities.operations: bad entity name \"operations\": describe/operations names a part of describe itself",
                 "$.entities.a.indexes[3]: the same index as indexes[1]",
                 "$.entities.a.indexes[4]: this index would be named a2app_idx_a__b__c in the database, as is the index of \"a\" on b, c; rename one of the entities or fields",
                 "$.entities.a__b.indexes[0]: this index would be named a2app_idx_a__b__c in the database, as is the index of \"a\" on b, c; rename one of the entities or fields",

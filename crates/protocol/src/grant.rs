@@ -29,7 +29,7 @@ impl Scope {
     /// for anything else.
     pub fn parse(text: &str) -> Option<Scope> {
         if let Some(name) = text.strip_prefix("op:") {
-            return plain_name(name).then(|| Scope::Operation(name.to_owned()));
+            return operation_name(name).then(|| Scope::Operation(name.to_owned()));
         }
         let rest = text.strip_prefix("data:")?;
         let (entity, access) = rest.rsplit_once(':')?;
@@ -61,9 +61,15 @@ impl std::fmt::Display for Scope {
     }
 }
 
-/// Entity and operation names are identifiers: letters, digits and `_`.
+/// Entity names are identifiers: letters, digits and `_`.
 fn plain_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 100 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Operation names are what `operations.json` accepts: an identifier that may
+/// also hold `.` and `-` (`archive-done`), so every operation has its scope.
+fn operation_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 100 && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,11 +167,21 @@ mod tests {
 
     #[test]
     fn scopes_parse_and_print_back() {
-        for text in ["data:cards:read", "data:cards:write", "op:archive_done"] {
+        // Every name operations.json accepts has its scope (`.` and `-` too).
+        for text in ["data:cards:read", "data:cards:write", "op:archive_done", "op:archive-done", "op:v2.sync"] {
             assert_eq!(Scope::parse(text).unwrap().to_string(), text);
         }
         assert_eq!(Scope::parse("data:cards:read"), Some(Scope::Read("cards".into())));
-        for bad in ["data:cards", "data:cards:delete", "op:", "data::read", "cards:read", "op:a b", "data:a/b:read"] {
+        for bad in [
+            "data:cards",
+            "data:cards:delete",
+            "op:",
+            "data::read",
+            "cards:read",
+            "op:a b",
+            "data:a/b:read",
+            "data:a-b:read",
+        ] {
             assert_eq!(Scope::parse(bad), None, "{bad}");
         }
     }

@@ -80,6 +80,10 @@ fn each_kind_of_operation_mistake_is_reported_with_its_path() {
             "operations.json: $[0].executor.path: path must be a route",
         ),
         (op("a", r#"{"kind": "shell"}"#, ""), "operations.json: $[0].executor.kind: executor kind must be one of"),
+        (
+            op("describe", r#"{"kind": "job", "run": "export"}"#, ""),
+            "operations.json: $[0].name: \"describe\" is the name of one of the app's own MCP tools",
+        ),
     ];
     for (ops, want) in &rows {
         let ops = if ops.starts_with('[') { ops.clone() } else { format!("[{ops}]") };

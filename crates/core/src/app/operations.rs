@@ -187,8 +187,12 @@ pub fn parse(text: &str, schema: Option<&Schema>) -> Result<Vec<Operation>, Prob
             let kpath = join(&path, key);
             match key.as_str() {
                 "name" => match value.as_str() {
+                    Some(n) if RESERVED_NAMES.contains(&n) => problems.push(
+                        &kpath,
+                        format!("\"{n}\" is the name of one of the app's own MCP tools; name the operation otherwise"),
+                    ),
                     Some(n) if is_op_name(n) => op.name = n.to_owned(),
-                    _ => problems.push(&kpath, "name must match ^[a-z][a-z0-9_.-]*$"),
+                    _ => problems.push(&kpath, "name must match ^[a-z][a-z0-9_.-]*$, at most 100 characters"),
                 },
                 "description" => match value.as_str() {
                     Some(d) => op.description = d.to_owned(),
@@ -325,9 +329,18 @@ pub(crate) fn params(node: &Node, path: &str, problems: &mut Problems) -> Vec<Pa
     out
 }
 
+/// Names an operation may not take: the MCP tools every app has, beside
+/// which `full` mode lists one tool per operation under its own name (a
+/// clash would list two tools of one name and reach only the fixed one).
+pub const RESERVED_NAMES: &[&str] =
+    &["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status", "show"];
+
+/// `^[a-z][a-z0-9_.-]*$`, at most 100 characters (what a scope `op:<name>` holds).
 pub(crate) fn is_op_name(name: &str) -> bool {
     let mut chars = name.chars();
-    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_' | '.' | '-'))
+    name.len() <= 100
+        && matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_' | '.' | '-'))
 }
 
 fn is_param_name(name: &str) -> bool {

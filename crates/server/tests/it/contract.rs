@@ -42,8 +42,18 @@ async fn describe_is_generated_from_the_schema_and_has_parts() {
     assert_eq!((status, part["label"].as_str()), (200, Some("name")));
     let (status, part) = t.call("GET", "/api/_a2app/describe/operations", None).await;
     assert_eq!((status, part.as_array().map(Vec::len)), (200, Some(5)));
-    let (status, part) = t.call("GET", "/api/_a2app/describe/operations/move_card", None).await;
-    assert_eq!((status, part["executor"].as_str()), (200, Some("crud")));
+    for path in ["operations/move_card", "operations.move_card"] {
+        let (status, part) = t.call("GET", &format!("/api/_a2app/describe/{path}"), None).await;
+        assert_eq!((status, part["executor"].as_str()), (200, Some("crud")), "{path}");
+    }
+    let (status, body) = t.call("GET", "/api/_a2app/describe/operations/move.card", None).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("unknown_operation")),
+        "a dot is part of an operation's name"
+    );
+    let (status, part) = t.call("GET", "/api/_a2app/describe/requests", None).await;
+    assert_eq!((status, part[0]["name"].as_str()), (200, Some("summarise_board")), "{part}");
     let (status, body) = t.call("GET", "/api/_a2app/describe/boards", None).await;
     assert_eq!((status, body["code"].as_str()), (404, Some("unknown_entity")));
     let (status, body) = t.call("GET", "/api/_a2app/describe/cards/nope", None).await;
