@@ -302,6 +302,19 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
         .ok_or_else(|| Error::UnknownOperation(name.to_owned()))?;
     caller.require(protocol::grant::Scope::Operation(op.name.clone()))?;
     records::check_key(invocation.key.as_deref())?;
+    if invocation.approval.is_some() && !op.destructive {
+        // Nothing asks for one: a key sent anyway was meant for another call.
+        return Err(Error::Invalid(vec![
+            Violation::new(
+                ErrorCode::InvalidParam,
+                format!(
+                    "{} is not destructive: it runs without an approval key, and this one approves nothing",
+                    op.name
+                ),
+            )
+            .field("approvalKey"),
+        ]));
+    }
     let params = normalize(op, &invocation.params)?;
     if op.destructive && !invocation.scheduled {
         let call = ApprovedCall { approver: approver(caller), operation: op.name.clone(), params: params.clone() };

@@ -246,9 +246,10 @@ impl ServerHandler for Handler {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        no_cursor(request.as_ref())?;
         let mut list = tools::list(&self.state.app);
         // A grant sees only the tools its scopes can use: a read-only grant
         // is not even offered a write, and surfaces are not open to grants.
@@ -273,15 +274,27 @@ impl ServerHandler for Handler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let origin = origin(&ctx)?;
+        // `show` draws only in this app's view: a host that cannot show it
+        // is not offered it (`list_tools`), and its call is refused as any
+        // tool's it was not offered, never answered "shown to the person".
+        if request.name == "show"
+            && (origin.caller.grant.is_some() || !view::supported(ctx.client_capabilities().as_ref()))
+        {
+            return Err(ErrorData::invalid_params(
+                "no tool named show for this host: it draws in the app's MCP Apps view, which this host does not declare",
+                Some(serde_json::json!({"name": "show"})),
+            ));
+        }
         let result = tools::call(&self.state, &origin, &request.name, request.arguments.unwrap_or_default()).await?;
         Ok(CallToolResponse::Complete(result))
     }
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        no_cursor(request.as_ref())?;
         Ok(ListPromptsResult::with_all_items(prompts::list(&self.state.app))
             .with_ttl_ms(0)
             .with_cache_scope(CacheScope::Private))
@@ -293,6 +306,14 @@ impl ServerHandler for Handler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         origin(&ctx)?;
+        // The prompts are fixed texts: arguments would change nothing.
+        if let Some(args) = request.arguments.as_ref().filter(|a| !a.is_empty()) {
+            let names: Vec<&String> = args.keys().collect();
+            return Err(ErrorData::invalid_params(
+                format!("prompt {} takes no arguments; got {names:?}", request.name),
+                None,
+            ));
+        }
         Ok(GetPromptResponse::Complete(prompts::get(&self.state.app, &request.name)?))
     }
 
@@ -309,9 +330,10 @@ impl ServerHandler for Handler {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        no_cursor(request.as_ref())?;
         Ok(ListResourcesResult::with_all_items(resources::list(&self.state.app))
             .with_ttl_ms(0)
             .with_cache_scope(CacheScope::Private))
@@ -364,4 +386,14 @@ fn misfit(method: &str, params: Option<serde_json::Value>) -> Option<String> {
 /// The server's name in `serverInfo`: the app's id, as `a2app/<id>`.
 pub fn server_name(app: &a2app_core::App) -> String {
     format!("a2app/{}", app.definition.config.id)
+}
+
+/// Every list here is whole in one answer and names no next cursor: a cursor
+/// sent anyway was never issued, and answering the first page for it would
+/// let a client take a page it did not ask for as the one it did.
+fn no_cursor(request: Option<&PaginatedRequestParams>) -> Result<(), ErrorData> {
+    match request.and_then(|r| r.cursor.as_deref()).filter(|c| !c.is_empty()) {
+        Some(_) => Err(ErrorData::invalid_params("this server issues no cursors: every list comes whole", None)),
+        None => Ok(()),
+    }
 }

@@ -542,7 +542,15 @@ async fn show(state: &State, origin: &Call<'_>, args: &Map<String, Value>) -> Re
     let who = crate::mcp::caller(state, &origin.parts.headers, Intent::Write).await?;
     a2app_core::surfaces::may_use(&who)?;
     let (value, text) = match (args.get("messages"), text(args, "surfaceId")?) {
-        (Some(batch), _) => show_answer(Value::from(a2app_core::surfaces::render(app, batch).await?), false),
+        (Some(_), Some(_)) => {
+            let v = protocol::Violation::new(
+                protocol::ErrorCode::InvalidParam,
+                "give messages to render, or a surfaceId to read, not both",
+            )
+            .field("surfaceId");
+            return Err(Error::Invalid(vec![v]));
+        }
+        (Some(batch), None) => show_answer(Value::from(a2app_core::surfaces::render(app, batch).await?), false),
         (None, Some(id)) => show_answer(json!([a2app_core::surfaces::get(app, &id).await?]), false),
         (None, None) => show_answer(Value::from(a2app_core::surfaces::list(app).await?), true),
     };

@@ -337,6 +337,16 @@ async fn prompts_are_the_presentation_examples() {
     assert!(message["content"]["text"].as_str().unwrap().starts_with("Which cards"), "{got}");
     let (_, missing) = rpc(&t, &[], "prompts/get", json!({"name": "nope"})).await;
     assert_eq!(missing["error"]["code"], -32602);
+    // Nothing sent is taken for nothing: no prompt takes arguments, no list a cursor.
+    let (_, argued) =
+        rpc(&t, &[], "prompts/get", json!({"name": "due-this-week", "arguments": {"week": "next"}})).await;
+    assert_eq!(argued["error"]["code"], -32602, "{argued}");
+    let (_, empty) = rpc(&t, &[], "prompts/get", json!({"name": "due-this-week", "arguments": {}})).await;
+    assert!(empty["result"]["messages"].is_array(), "{empty}");
+    for method in ["tools/list", "prompts/list", "resources/list"] {
+        let (_, paged) = rpc(&t, &[], method, json!({"cursor": "page-2"})).await;
+        assert_eq!(paged["error"]["code"], -32602, "{method}: {paged}");
+    }
 }
 
 #[tokio::test]
@@ -599,6 +609,11 @@ async fn show_keeps_an_a2ui_surface_checked_against_the_catalog() {
     // Only hosts that draw the view list show.
     let (_, plain) = rpc(&t, &[], "tools/list", json!({})).await;
     assert!(!names(&plain).contains(&"show"));
+    // ... and a host that does not draw it cannot call it: nothing is shown there.
+    let bearer = format!("Bearer {}", t.token);
+    let params = json!({"name": "show", "arguments": {"messages": form("new-card")}});
+    let (_, refused) = rpc(&t, &[("authorization", &bearer)], "tools/call", params).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
 
     let shown = ui_tool(&t, "show", json!({"messages": form("new-card")}), true).await;
     assert_eq!(shown["isError"], false, "{shown}");
@@ -616,6 +631,11 @@ async fn show_keeps_an_a2ui_surface_checked_against_the_catalog() {
     let read = ui_tool(&t, "show", json!({"surfaceId": "new-card"}), true).await;
     assert_eq!(read["structuredContent"]["surfaces"][0]["createSurface"]["dataModel"], json!({"title": "Buy milk"}));
     let listed = ui_tool(&t, "show", json!({}), true).await;
+    let both = ui_tool(&t, "show", json!({"messages": typed, "surfaceId": "new-card"}), true).await;
+    assert_eq!(
+        (both["structuredContent"]["code"].as_str(), both["structuredContent"]["field"].as_str()),
+        (Some("invalid_param"), Some("surfaceId"))
+    );
     // What the person typed is not for every visitor: reading takes the token too.
     let peek = ui_tool(&t, "show", json!({"surfaceId": "new-card"}), false).await;
     assert_eq!(peek["structuredContent"]["code"], "unauthorized");

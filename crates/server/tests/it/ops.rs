@@ -237,6 +237,9 @@ async fn bad_params_are_all_reported_and_unknown_ops_are_404() {
     assert_eq!((status, body["code"].as_str(), body["field"].as_str()), (400, Some("invalid_param"), Some("position")));
     let (status, body) = t.op("cards_in_list", json!({"list": "x", "include_done": null})).await;
     assert_eq!((status, body["field"].as_str()), (400, Some("include_done")), "{body}");
+    // An approval key for an operation that takes none approves nothing: refused.
+    let (status, body) = t.op_approved("cards_in_list", json!({"list": "x"}), "apv_whatever").await;
+    assert_eq!((status, body["field"].as_str()), (400, Some("approvalKey")), "{body}");
     let (status, body) = t.op("move_card", json!({"card": 7, "position": "top", "bogus": 1})).await;
     assert_eq!(status, 400, "{body}");
     let mut got = violations(&body);
