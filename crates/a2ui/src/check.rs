@@ -96,7 +96,7 @@ pub fn parse(batch: &Value, rules: &Rules) -> Result<Vec<Message>, Vec<Violation
     }
     let prefix = |i: usize| if matches!(batch, Value::Array(_)) { format!("/{i}") } else { String::new() };
     let mut out = Vec::new();
-    let mut problems = Vec::new();
+    let mut problems = inexact_numbers(batch);
     for (i, item) in items.into_iter().enumerate() {
         match message(item, &prefix(i), rules) {
             Ok(m) => out.push(m),
@@ -269,6 +269,29 @@ fn message(item: &Value, at: &str, rules: &Rules) -> Result<Message, Vec<Violati
         _ => Message::Delete { at, surface_id },
     };
     if problems.is_empty() { Ok(parsed) } else { Err(problems) }
+}
+
+/// Every whole number above i64's range in `batch`: a surface's state keeps
+/// it as the nearest float, so a surface read back would show another number
+/// than the agent sent. Found without recursion; each named by its pointer.
+fn inexact_numbers(batch: &Value) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let mut stack = vec![(batch, String::new())];
+    while let Some((v, at)) = stack.pop() {
+        match v {
+            Value::Number(n) if n.is_u64() && !n.is_i64() => found.push(
+                Violation::new(ErrorCode::OutOfRange, format!("{n} is beyond what a surface keeps exactly (2^63 - 1)"))
+                    .field(at),
+            ),
+            Value::Array(items) => stack.extend(items.iter().enumerate().map(|(i, x)| (x, format!("{at}/{i}")))),
+            Value::Object(map) => {
+                stack.extend(map.iter().map(|(k, x)| (x, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")))))
+            }
+            _ => {}
+        }
+    }
+    found.sort_by(|a, b| a.field.cmp(&b.field));
+    found
 }
 
 /// Whether `v` nests deeper than `max`, found without recursion.
@@ -810,6 +833,19 @@ mod tests {
         let message = s.to_message("new-card");
         assert_eq!(message["createSurface"]["catalogId"], catalog::CATALOG_ID);
         assert_eq!(message["createSurface"]["components"][0]["id"], "root");
+    }
+
+    #[test]
+    fn a_number_a_surface_cannot_keep_exactly_is_refused_where_it_is() {
+        let mut batch = form();
+        batch[0]["createSurface"]["dataModel"]["n"] = json!(u64::MAX);
+        batch[0]["createSurface"]["dataModel"]["m/x"] = json!([1, u64::MAX]);
+        batch[0]["createSurface"]["dataModel"]["ok"] = json!(i64::MAX);
+        let problems = parse(&batch, &rules()).unwrap_err();
+        assert_eq!(
+            codes(&problems),
+            [("out_of_range", "/0/createSurface/dataModel/m~1x/1"), ("out_of_range", "/0/createSurface/dataModel/n")]
+        );
     }
 
     #[test]

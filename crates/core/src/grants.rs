@@ -75,12 +75,16 @@ pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<Grant,
                 None
             }
         },
-        _ => {
-            problems.push(
-                Violation::new(ErrorCode::RequiredField, "publicKey is required: the agent's Ed25519 public key")
-                    .field("publicKey")
-                    .expected("base64url without padding"),
-            );
+        other => {
+            let (code, why) = match other {
+                None => (ErrorCode::RequiredField, "publicKey is required: the agent's Ed25519 public key"),
+                Some(_) => (ErrorCode::InvalidString, "publicKey is a text: the agent's Ed25519 public key"),
+            };
+            let v = Violation::new(code, why).field("publicKey").expected("base64url without padding");
+            problems.push(match other {
+                Some(got) => v.got(got.clone()),
+                None => v,
+            });
             None
         }
     };
@@ -217,12 +221,21 @@ pub async fn revoke(app: &Arc<App>, caller: &Caller, id: &str) -> Result<Grant, 
 pub async fn token(app: &Arc<App>, id: &str, body: &Value) -> Result<AccessToken, Error> {
     let fields = only(body, &["timestamp", "nonce", "signature"])?;
     let refused = |why: &str| Error::Unauthorized(format!("no token: {why}"));
-    let timestamp = fields.get("timestamp").and_then(Value::as_i64).ok_or_else(|| {
-        Error::Invalid(vec![
-            Violation::new(ErrorCode::RequiredField, "timestamp is required: the signing time in unix seconds")
-                .field("timestamp"),
-        ])
-    })?;
+    let timestamp = match fields.get("timestamp") {
+        Some(t) => t.as_i64().ok_or_else(|| {
+            Error::Invalid(vec![
+                Violation::new(ErrorCode::InvalidNumber, "timestamp is the signing time in whole unix seconds")
+                    .field("timestamp")
+                    .got(t.clone()),
+            ])
+        })?,
+        None => {
+            return Err(Error::Invalid(vec![
+                Violation::new(ErrorCode::RequiredField, "timestamp is required: the signing time in unix seconds")
+                    .field("timestamp"),
+            ]));
+        }
+    };
     let nonce = match fields.get("nonce") {
         Some(Value::String(n))
             if (16..=128).contains(&n.len())

@@ -225,6 +225,13 @@ fn metadata(body: &Value, error: &'static str) -> Result<(String, Vec<String>), 
         ));
     }
     let text = |key: &str| fields.get(key).and_then(Value::as_str);
+    // A member these are read from must be a text: a number read as absent
+    // would register an unnamed client, or take no auth method for one asked.
+    for key in ["client_name", "token_endpoint_auth_method"] {
+        if fields.get(key).is_some_and(|v| !v.is_string()) {
+            return Err(invalid(format!("{key} is a text")));
+        }
+    }
     if let Some(method) = text("token_endpoint_auth_method").filter(|m| *m != "none") {
         return Err(invalid(format!(
             "token_endpoint_auth_method {} is not supported: clients here are public (\"none\") and prove themselves with PKCE",

@@ -234,6 +234,13 @@ async fn an_ask_reports_every_problem_at_once() {
         )
         .await;
     assert_eq!((status, violations(&none)), (400, vec![("required_field".into(), "scopes".into())]));
+    let (status, numeric) = t
+        .send(
+            t.http.post(format!("{}/api/_a2app/grants", t.url)),
+            Some(json!({"publicKey": 5, "agent": "a", "scopes": ["data:cards:read"]})),
+        )
+        .await;
+    assert_eq!((status, violations(&numeric)), (400, vec![("invalid_string".into(), "publicKey".into())]));
     let (_, listed) = t.call("GET", "/api/_a2app/grants", None).await;
     assert_eq!(listed["items"], json!([]), "nothing was stored");
 }
@@ -486,6 +493,11 @@ async fn a_grant_stays_inside_its_scopes_at_every_edge() {
     let (status, own) = with(&t, &token, "GET", "/api/collections/cards/records?filter=title%3D'a card'", None).await;
     assert_eq!((status, own["totalItems"].as_u64()), (200, Some(1)), "its own fields filter as before");
 
+    for timestamp in [json!("1700000000"), json!(1.5)] {
+        let (status, body) =
+            writer.trade(&t, json!({"timestamp": timestamp, "nonce": "nonce-0000000000009", "signature": "AA"})).await;
+        assert_eq!((status, body["code"].as_str()), (400, Some("invalid_number")), "{timestamp}: {body}");
+    }
     let hostile = json!({"timestamp": i64::MIN, "nonce": "nonce-0000000000002", "signature": "AA"});
     let (status, _) = writer.trade(&t, hostile).await;
     assert_eq!(status, 400, "a malformed signature");

@@ -660,9 +660,17 @@ async fn bad_requests_are_refused_with_oauth_errors() {
             t.send(t.http.post(format!("{}/oauth/register", t.url)), Some(json!({"redirect_uris": uris}))).await;
         assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_redirect_uri")), "{uris}");
     }
-    let body = json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic"});
-    let (status, answer) = t.send(t.http.post(format!("{}/oauth/register", t.url)), Some(body)).await;
-    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_client_metadata")));
+    for extra in [
+        json!({"token_endpoint_auth_method": "client_secret_basic"}),
+        // A member that is no text is refused, not read as absent.
+        json!({"token_endpoint_auth_method": 5}),
+        json!({"client_name": 123}),
+    ] {
+        let mut body = json!({"redirect_uris": [REDIRECT]});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let (status, answer) = t.send(t.http.post(format!("{}/oauth/register", t.url)), Some(body)).await;
+        assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_client_metadata")), "{extra}");
+    }
 
     // Before the redirect URI is known good: answered here, never redirected.
     let (status, location) = authorize(&t, "client_unknown", &[]).await;
