@@ -506,6 +506,18 @@ pub async fn token(app: &Arc<App>, params: &HashMap<String, String>) -> Result<V
             if grant.client.as_ref().is_none_or(|c| c.id != client_id) {
                 return Err(OAuthError::new("invalid_grant", "the refresh token was issued to another client"));
             }
+            // RFC 6749 §6: a scope sent is honoured or refused, never ignored.
+            // A token here carries its grant's whole scope, so only that one is.
+            if let Some(asked) = param(params, "scope") {
+                let asked: BTreeSet<&str> = asked.split(' ').filter(|t| !t.is_empty()).collect();
+                let held: BTreeSet<&str> = grant.scopes.iter().map(String::as_str).collect();
+                if asked != held {
+                    return Err(OAuthError::new(
+                        "invalid_scope",
+                        "a refresh here carries the grant's whole scope: send none, or exactly the scope granted",
+                    ));
+                }
+            }
             check_target(param(params, "resource"), &audience)?;
             issue(app, &grant_id, &audience, Some(&hash), &at).await
         }

@@ -368,9 +368,30 @@ async fn a_host_signs_in_with_pkce_and_its_token_works_at_mcp_only() {
         "{answer}"
     );
 
+    // A refresh's scope is honoured or refused (RFC 6749 §6), never ignored:
+    // one other than the grant's is refused, and spends nothing.
+    let (status, refused) = trade(
+        &t,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &refresh),
+            ("client_id", &client),
+            ("scope", "data:cards:write"),
+        ],
+    )
+    .await;
+    assert_eq!((status, refused["error"].as_str()), (400, Some("invalid_scope")), "{refused}");
     // Refresh tokens rotate; the spent one, presented again, ends them all.
-    let (status, second) =
-        trade(&t, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client)]).await;
+    let (status, second) = trade(
+        &t,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &refresh),
+            ("client_id", &client),
+            ("scope", "data:cards:read"),
+        ],
+    )
+    .await;
     assert_eq!(status, 200, "{second}");
     let new_access = second["access_token"].as_str().unwrap().to_owned();
     assert_ne!(new_access, access);
