@@ -1,6 +1,6 @@
 //! Files of binary fields: multipart uploads, checks, serving, cleanup.
 
-use crate::TestApp;
+use crate::{TestApp, pairs, violations};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 
@@ -127,13 +127,7 @@ async fn form_parts_are_read_whole_or_refused() {
     let form = Form::new().text("title", "a").text("title", "b").text("list", list.clone()).text("points", "abc");
     let (status, body) = post(&t, reqwest::Method::POST, "/api/collections/cards/records", form).await;
     assert_eq!(status, 400, "{body}");
-    let got: Vec<(&str, &str)> = body["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| (v["code"].as_str().unwrap(), v["field"].as_str().unwrap()))
-        .collect();
-    assert_eq!(got, [("invalid_string", "title"), ("invalid_number", "points")]);
+    assert_eq!(violations(&body), pairs(&[("invalid_string", "title"), ("invalid_number", "points")]));
 
     // Text that is not UTF-8 is refused, not stored with replacement characters.
     let form =
@@ -150,13 +144,7 @@ async fn form_parts_are_read_whole_or_refused() {
         .text("title", "from a part");
     let (status, body) = post(&t, reqwest::Method::POST, "/api/collections/cards/records", form).await;
     assert_eq!(status, 400, "{body}");
-    let got: Vec<(&str, &str)> = body["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| (v["code"].as_str().unwrap(), v["field"].as_str().unwrap()))
-        .collect();
-    assert_eq!(got, [("invalid_json", "list"), ("invalid_json", "title")]);
+    assert_eq!(violations(&body), pairs(&[("invalid_json", "list"), ("invalid_json", "title")]));
     let (_, page) = t.call("GET", "/api/collections/cards/records", None).await;
     assert_eq!(page["totalItems"], 2, "only the two good cards were stored");
 

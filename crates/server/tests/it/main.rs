@@ -68,6 +68,22 @@ impl TestApp {
         TestApp::serve(&root, |t| t.to_owned(), None, a2app_core::operations::Registry::default()).await
     }
 
+    /// Serves the `notes` fixture (a multi-user app) with some of its notes
+    /// rules replaced: `rules` maps an action (`list`, `view`, …) to its rule.
+    pub async fn notes_with_rules(rules: Value) -> TestApp {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::copy(root.join("app.toml"), dir.path().join("app.toml")).expect("copy app.toml");
+        let text = std::fs::read_to_string(root.join("schema.json")).expect("schema.json");
+        let mut schema: Value = serde_json::from_str(&text).expect("the fixture's schema");
+        for (action, rule) in rules.as_object().expect("rules by action") {
+            schema["entities"]["notes"]["rules"][action] = rule.clone();
+        }
+        std::fs::write(dir.path().join("schema.json"), schema.to_string()).expect("write schema.json");
+        let def = a2app_core::app::load(dir.path()).expect("the schema loads");
+        TestApp::start(dir, def, a2app_core::operations::Registry::default(), false).await.expect("open")
+    }
+
     async fn serve(
         root: &Path,
         edit: impl Fn(&str) -> String,
@@ -161,6 +177,11 @@ impl TestApp {
 }
 
 /// The codes and fields of an error envelope's violations.
+/// Expected `(code, field)` pairs, as [`violations`] gives them.
+pub fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+    expected.iter().map(|(c, f)| ((*c).to_owned(), (*f).to_owned())).collect()
+}
+
 pub fn violations(body: &Value) -> Vec<(String, String)> {
     body["violations"]
         .as_array()

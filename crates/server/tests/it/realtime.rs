@@ -1,6 +1,6 @@
 //! The realtime API over a real socket: what each kind of subscription receives.
 
-use crate::TestApp;
+use crate::{TestApp, pairs, violations};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -21,18 +21,28 @@ impl Stream {
 
     /// Connects with one credential header (subscribing with the same).
     pub(crate) async fn open_with(t: &TestApp, credential: (&str, &str), topics: &[&str]) -> Stream {
-        let response =
-            t.http.get(format!("{}/api/realtime", t.url)).header(credential.0, credential.1).send().await.unwrap();
+        let stream = Stream::connect(t, Some(credential)).await;
+        let subscribe = t.http.post(format!("{}/api/realtime", t.url)).header(credential.0, credential.1);
+        let body = json!({ "clientId": stream.client_id, "subscriptions": topics });
+        let (status, body) = t.send(subscribe, Some(body)).await;
+        assert_eq!(status, 204, "{body}");
+        stream
+    }
+
+    /// Connects (with one credential header, or none) and reads the client
+    /// id from `PB_CONNECT`; subscribes to nothing.
+    pub(crate) async fn connect(t: &TestApp, credential: Option<(&str, &str)>) -> Stream {
+        let mut request = t.http.get(format!("{}/api/realtime", t.url));
+        if let Some((name, value)) = credential {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.unwrap();
         assert_eq!(response.status(), 200);
         let mut stream = Stream { response, buffer: String::new(), client_id: String::new(), chunks: 0 };
         let (event, data) = stream.next().await;
         assert_eq!(event, "PB_CONNECT");
-        let client_id = data["clientId"].as_str().unwrap().to_owned();
-        assert_eq!(client_id.len(), 40);
-        stream.client_id.clone_from(&client_id);
-        let subscribe = t.http.post(format!("{}/api/realtime", t.url)).header(credential.0, credential.1);
-        let (status, body) = t.send(subscribe, Some(json!({ "clientId": client_id, "subscriptions": topics }))).await;
-        assert_eq!(status, 204, "{body}");
+        stream.client_id = data["clientId"].as_str().unwrap().to_owned();
+        assert_eq!(stream.client_id.len(), 40);
         stream
     }
 
@@ -281,31 +291,22 @@ async fn topics_that_cannot_be_followed_are_refused_each_by_name() {
     let (status, body) =
         t.call("POST", "/api/realtime", Some(json!({"clientId": stream.client_id, "subscriptions": topics}))).await;
     assert_eq!(status, 400, "{body}");
-    let got: Vec<(&str, &str)> = body["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| (v["field"].as_str().unwrap(), v["code"].as_str().unwrap()))
-        .collect();
     assert_eq!(
-        got,
-        [
-            ("subscriptions.1", "invalid_string"),
-            ("subscriptions.2", "unknown_entity"),
-            ("subscriptions.3", "invalid_filter"),
-            ("subscriptions.4", "invalid_filter"),
-            ("subscriptions.5", "invalid_string"),
-            ("subscriptions.6", "invalid_string"),
-        ]
+        violations(&body),
+        pairs(&[
+            ("invalid_string", "subscriptions.1"),
+            ("unknown_entity", "subscriptions.2"),
+            ("invalid_filter", "subscriptions.3"),
+            ("invalid_filter", "subscriptions.4"),
+            ("invalid_string", "subscriptions.5"),
+            ("invalid_string", "subscriptions.6"),
+        ])
     );
     // Only the app's owner filters by request data, as in a list.
-    let anonymous = t.http.get(format!("{}/api/realtime", t.url)).send().await.unwrap();
-    let mut reader = Stream { response: anonymous, buffer: String::new(), client_id: String::new(), chunks: 0 };
-    let (_, hello) = reader.next().await;
+    let reader = Stream::connect(&t, None).await;
     let topic = r#"cards/*?options={"query":{"filter":"title = @request.query.t","t":"x"}}"#;
     let subscribe = t.http.post(format!("{}/api/realtime", t.url));
-    let (status, body) =
-        t.send(subscribe, Some(json!({"clientId": hello["clientId"], "subscriptions": [topic]}))).await;
+    let (status, body) = t.send(subscribe, Some(json!({"clientId": reader.client_id, "subscriptions": [topic]}))).await;
     assert_eq!((status, body["code"].as_str()), (403, Some("forbidden")), "{body}");
 
     t.create("lists", json!({"name": "Doing"})).await;
@@ -316,10 +317,7 @@ async fn topics_that_cannot_be_followed_are_refused_each_by_name() {
 
 /// A user's stream subscribed to `notes/*`.
 pub(crate) async fn user_stream(t: &TestApp, token: &str) -> Stream {
-    let response = t.http.get(format!("{}/api/realtime", t.url)).header("Authorization", token).send().await.unwrap();
-    let mut stream = Stream { response, buffer: String::new(), client_id: String::new(), chunks: 0 };
-    let (_, hello) = stream.next().await;
-    stream.client_id = hello["clientId"].as_str().unwrap().to_owned();
+    let stream = Stream::connect(t, Some(("Authorization", token))).await;
     let subscribe = t.http.post(format!("{}/api/realtime", t.url)).header("Authorization", token);
     let body = json!({"clientId": stream.client_id, "subscriptions": ["notes/*"]});
     let (status, answer) = t.send(subscribe, Some(body)).await;
@@ -390,23 +388,13 @@ async fn each_user_sees_the_changes_the_view_rule_shows_them_as_committed() {
 /// that user's alone to subscribe.
 #[tokio::test]
 async fn a_topics_options_reach_the_view_rule_and_a_users_stream_is_their_own() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(root.join("app.toml"), dir.path().join("app.toml")).unwrap();
-    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(root.join("schema.json")).unwrap()).unwrap();
-    schema["entities"]["notes"]["rules"]["view"] =
-        json!("owner = @request.auth.id || title = @request.headers.x_note_title");
-    std::fs::write(dir.path().join("schema.json"), schema.to_string()).unwrap();
-    let def = a2app_core::app::load(dir.path()).expect("the schema loads");
-    let t = TestApp::start(dir, def, a2app_core::operations::Registry::default(), false).await.unwrap();
+    let t =
+        TestApp::notes_with_rules(json!({"view": "owner = @request.auth.id || title = @request.headers.x_note_title"}))
+            .await;
     let (ann, ann_token) = t.user("ann@example.com", "pass word 1").await;
     let (_, bob_token) = t.user("bob@example.com", "pass word 1").await;
 
-    let response =
-        t.http.get(format!("{}/api/realtime", t.url)).header("Authorization", &bob_token).send().await.unwrap();
-    let mut bob = Stream { response, buffer: String::new(), client_id: String::new(), chunks: 0 };
-    let (_, hello) = bob.next().await;
-    bob.client_id = hello["clientId"].as_str().unwrap().to_owned();
+    let mut bob = Stream::connect(&t, Some(("Authorization", &bob_token))).await;
     let options = json!({"headers": {"X-Note-Title": "shared"}});
     let topic = format!("notes/*?{}", serde_urlencoded::to_string([("options", options.to_string())]).unwrap());
     let body = json!({"clientId": bob.client_id, "subscriptions": [topic]});

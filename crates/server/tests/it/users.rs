@@ -227,17 +227,11 @@ async fn filters_and_rules_read_the_request_query_and_headers() {
 
     // A multi-user app whose list rule lets a request ask for public notes
     // by its query, and shows a note to a caller naming its title in a header.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(root.join("app.toml"), dir.path().join("app.toml")).unwrap();
-    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(root.join("schema.json")).unwrap()).unwrap();
-    schema["entities"]["notes"]["rules"]["list"] =
-        json!("owner = @request.auth.id || (public = true && @request.query.shared = 'yes')");
-    schema["entities"]["notes"]["rules"]["view"] =
-        json!("owner = @request.auth.id || title = @request.headers.x_note_title");
-    std::fs::write(dir.path().join("schema.json"), schema.to_string()).unwrap();
-    let def = a2app_core::app::load(dir.path()).expect("the schema loads");
-    let t = TestApp::start(dir, def, a2app_core::operations::Registry::default(), false).await.unwrap();
+    let t = TestApp::notes_with_rules(json!({
+        "list": "owner = @request.auth.id || (public = true && @request.query.shared = 'yes')",
+        "view": "owner = @request.auth.id || title = @request.headers.x_note_title",
+    }))
+    .await;
     let (ann, ann_token) = t.user("ann@example.com", "pass words").await;
     let (_, bob_token) = t.user("bob@example.com", "pass words").await;
     let body = json!({"title": "ann's", "owner": ann, "public": true});
@@ -259,15 +253,8 @@ async fn filters_and_rules_read_the_request_query_and_headers() {
 /// view it: an update rule that lets anyone write does not let them read.
 #[tokio::test]
 async fn a_version_conflict_shows_the_record_only_to_who_may_view_it() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notes");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(root.join("app.toml"), dir.path().join("app.toml")).unwrap();
-    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(root.join("schema.json")).unwrap()).unwrap();
-    schema["entities"]["notes"]["rules"]["update"] = json!("@request.auth.id != ''");
-    schema["entities"]["notes"]["rules"]["delete"] = json!("@request.auth.id != ''");
-    std::fs::write(dir.path().join("schema.json"), schema.to_string()).unwrap();
-    let def = a2app_core::app::load(dir.path()).expect("the schema loads");
-    let t = TestApp::start(dir, def, a2app_core::operations::Registry::default(), false).await.unwrap();
+    let t = TestApp::notes_with_rules(json!({"update": "@request.auth.id != ''", "delete": "@request.auth.id != ''"}))
+        .await;
     let (ann, ann_token) = t.user("ann@example.com", "pass words").await;
     let (_, bob_token) = t.user("bob@example.com", "pass words").await;
     let body = json!({"title": "ann's secret", "owner": ann, "public": false});
