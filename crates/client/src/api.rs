@@ -216,7 +216,8 @@ impl Api {
 
     pub async fn create(&self, entity: &str, body: &Map<String, Value>, key: &str) -> Result<Written, CallError> {
         let url = self.url(&format!("/api/collections/{}/records", encode(entity)?));
-        let value = self.write(Method::POST, &url, Some(&Value::Object(body.clone())), key, &[]).await?;
+        let value =
+            self.write(Method::POST, &url, Some(&Value::Object(body.clone())), key, &[], self.claimed_key()).await?;
         Ok(written(value))
     }
 
@@ -242,7 +243,9 @@ impl Api {
     ) -> Result<Written, CallError> {
         let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity)?, encode(id)?));
         let headers: Vec<(&str, &str)> = if_match.map(|v| ("If-Match", v)).into_iter().collect();
-        let value = self.write(Method::PATCH, &url, Some(&Value::Object(body.clone())), key, &headers).await?;
+        let value = self
+            .write(Method::PATCH, &url, Some(&Value::Object(body.clone())), key, &headers, self.claimed_key())
+            .await?;
         Ok(written(value))
     }
 
@@ -255,7 +258,7 @@ impl Api {
     pub async fn delete_if(&self, entity: &str, id: &str, key: &str, if_match: Option<&str>) -> Result<(), CallError> {
         let url = self.url(&format!("/api/collections/{}/records/{}", encode(entity)?, encode(id)?));
         let headers: Vec<(&str, &str)> = if_match.map(|v| ("If-Match", v)).into_iter().collect();
-        self.write(Method::DELETE, &url, None, key, &headers).await.map(|_| ())
+        self.write(Method::DELETE, &url, None, key, &headers, self.claimed_key()).await.map(|_| ())
     }
 
     /// Receipts stored after `since` (wire datetime), oldest first, at most 1,000.
@@ -305,7 +308,7 @@ impl Api {
             retries: if op.executor == "job" { self.options.write_retries } else { 0 },
             timeout: Some(self.options.timeout.max(OPERATION_TIMEOUT)),
         };
-        self.write_with(Method::POST, &url, Some(&Value::Object(params.clone())), key, &headers, policy).await
+        self.write(Method::POST, &url, Some(&Value::Object(params.clone())), key, &headers, policy).await
     }
 
     /// `POST /api/_a2app/surfaces`: A2UI messages, applied all or nothing.
@@ -313,7 +316,7 @@ impl Api {
     /// The surfaces as they now stand, a JSON array.
     pub async fn render_surfaces(&self, messages: &Value, key: &str) -> Result<Value, CallError> {
         let url = self.url("/api/_a2app/surfaces");
-        let answer = self.write(Method::POST, &url, Some(messages), key, &[]).await?;
+        let answer = self.write(Method::POST, &url, Some(messages), key, &[], self.claimed_key()).await?;
         array_member(&url, answer, "surfaces")
     }
 
@@ -478,22 +481,16 @@ impl Api {
         req
     }
 
-    async fn write(
-        &self,
-        method: Method,
-        url: &str,
-        body: Option<&Value>,
-        key: &str,
-        headers: &[(&str, &str)],
-    ) -> Result<Value, CallError> {
-        let policy = WritePolicy { retries: self.options.write_retries, timeout: None };
-        self.write_with(method, url, body, key, headers, policy).await
+    /// The policy of a write whose key the app claims (a record's, a job's
+    /// start, a surface render): a lost answer is tried again under its key.
+    fn claimed_key(&self) -> WritePolicy {
+        WritePolicy { retries: self.options.write_retries, timeout: None }
     }
 
     /// A write with its Idempotency-Key, tried again with the same key while
     /// `policy` allows: only where the app claims the key, so a repeat that
     /// the first attempt already carried out answers `duplicate_request`.
-    async fn write_with(
+    async fn write(
         &self,
         method: Method,
         url: &str,
