@@ -812,7 +812,7 @@ fn apply(
             if !satisfies(conn, schema, name, id, write)? {
                 return Err(StoreError::NotFound);
             }
-            version_matches(if_match.as_deref(), &current)?;
+            verify::version_matches(if_match.as_deref(), &current)?;
             check_refs(conn, ent, &write.values)?;
             let mut sets = Vec::new();
             let mut params = Vec::new();
@@ -836,7 +836,7 @@ fn apply(
             if !satisfies(conn, schema, name, id, write)? {
                 return Err(StoreError::NotFound);
             }
-            version_matches(if_match.as_deref(), &current)?;
+            verify::version_matches(if_match.as_deref(), &current)?;
             unlink(conn, schema, name, id, &now)?;
             conn.prepare_cached(&format!("DELETE FROM {table} WHERE \"id\" = ?1"))?.execute([id])?;
             if read_by_id(conn, cache, name, ent, id)?.is_some() {
@@ -844,18 +844,6 @@ fn apply(
             }
             Ok((current, "delete"))
         }
-    }
-}
-
-/// An `If-Match` version must be the row's `updated`: an update or a delete
-/// of a record that changed since the caller read it is refused with the
-/// record as it is now.
-fn version_matches(if_match: Option<&str>, current: &Row) -> Result<(), StoreError> {
-    match if_match {
-        Some(version) if current.get("updated").and_then(Value::as_str) != Some(version) => {
-            Err(StoreError::VersionConflict(Box::new(current.clone())))
-        }
-        _ => Ok(()),
     }
 }
 

@@ -11,6 +11,18 @@ pub(crate) fn entity<'s>(schema: &'s Schema, name: &str) -> Result<&'s Entity, S
     schema.entities.get(name).ok_or_else(|| StoreError::Internal(format!("unknown entity {name}")))
 }
 
+/// An `If-Match` version must be the row's `updated`: an update or a delete
+/// of a record that changed since the caller read it is refused with the
+/// record as it is now.
+pub(crate) fn version_matches(if_match: Option<&str>, current: &Map<String, Value>) -> Result<(), StoreError> {
+    match if_match {
+        Some(version) if current.get("updated").and_then(Value::as_str) != Some(version) => {
+            Err(StoreError::VersionConflict(Box::new(current.clone())))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Compares every written value with what storage holds now.
 pub(crate) fn read_back(written: &Map<String, Value>, row: &Map<String, Value>) -> Result<(), StoreError> {
     let violations: Vec<Violation> = written

@@ -149,13 +149,13 @@ fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> R
             // the refs name first, then this row, as a delete locks its record
             // before the rows pointing at it. Opposite orders deadlock.
             let seen = read(tx, &sql.by_id, ent, id)?.ok_or(StoreError::NotFound)?;
-            version_matches(if_match.as_deref(), &seen)?;
+            verify::version_matches(if_match.as_deref(), &seen)?;
             check_refs(tx, ent, &write.values, true)?;
             // `NO KEY`: the id stays, so creates locking this row as a ref's
             // target (`FOR KEY SHARE`) need not wait.
             let current =
                 read(tx, &format!("{} FOR NO KEY UPDATE", sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
-            version_matches(if_match.as_deref(), &current)?;
+            verify::version_matches(if_match.as_deref(), &current)?;
             let mut sets = Vec::new();
             let mut params: Vec<Param> = Vec::new();
             for (field, value) in &write.values {
@@ -175,7 +175,7 @@ fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> R
         }
         WriteKind::Delete { id, if_match } => {
             let current = read(tx, &for_update(&sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
-            version_matches(if_match.as_deref(), &current)?;
+            verify::version_matches(if_match.as_deref(), &current)?;
             unlink(tx, schema, name, id, &now)?;
             tx.execute(&format!("DELETE FROM {table} WHERE \"id\" = $1"), &[id])?;
             if read(tx, &sql.by_id, ent, id)?.is_some() {
@@ -190,16 +190,6 @@ fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> R
 /// node's write to it waits and then finds it gone.
 fn for_update(by_id: &str) -> String {
     format!("{by_id} FOR UPDATE")
-}
-
-/// An `If-Match` version must be the row's `updated`.
-fn version_matches(if_match: Option<&str>, row: &Row) -> Result<(), Fail> {
-    match if_match {
-        Some(version) if row.get("updated").and_then(Value::as_str) != Some(version) => {
-            Err(StoreError::VersionConflict(Box::new(row.clone())).into())
-        }
-        _ => Ok(()),
-    }
 }
 
 fn read(tx: &mut Tx<'_>, sql: &str, ent: &Entity, id: &str) -> Result<Option<Row>, Fail> {
