@@ -23,6 +23,9 @@ pub enum Error {
     InvalidFilter(FilterError),
     #[error("bad query: {0}")]
     InvalidQuery(String),
+    /// An expansion past the per-answer budget; the message says by how much.
+    #[error("expand too large: {0}")]
+    ExpandTooLarge(String),
     #[error("a record with this id already exists")]
     DuplicateId(String),
     #[error("the record is still referenced")]
@@ -99,6 +102,7 @@ impl Error {
             Error::Invalid(v) => v.first().map(|v| v.code).unwrap_or(ErrorCode::InvalidJson),
             Error::InvalidFilter(_) => ErrorCode::InvalidFilter,
             Error::InvalidQuery(_) => ErrorCode::InvalidQuery,
+            Error::ExpandTooLarge(_) => ErrorCode::ExpandTooLarge,
             Error::DuplicateId(_) => ErrorCode::DuplicateId,
             Error::InUse { .. } => ErrorCode::InUse,
             Error::NotStored(_) => ErrorCode::NotStored,
@@ -145,7 +149,7 @@ impl Error {
                 ErrorBody::new(code, format!("invalid filter: {} at position {}", f.message, f.position))
                     .with_extra("position", Value::from(f.position))
             }
-            Error::InvalidQuery(why) => ErrorBody::new(code, why.clone()),
+            Error::InvalidQuery(why) | Error::ExpandTooLarge(why) => ErrorBody::new(code, why.clone()),
             Error::DuplicateId(id) => {
                 ErrorBody::new(code, "a record with this id already exists").with_extra("id", Value::from(id.clone()))
             }

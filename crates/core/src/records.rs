@@ -724,7 +724,20 @@ async fn respond(
 ) -> Result<Map<String, Value>, Error> {
     let record = present(entity_name, written.row);
     log_agent(app, caller, &written.receipt);
-    let mut out = finish(app, caller, entity_name, record, shape).await?;
+    // The write is durable already: an expansion too large for one answer must
+    // not report it as failed (a caller would write it again), so the record
+    // comes back unexpanded, saying why under `_expand`.
+    let kept = shape.expand.is_some().then(|| record.clone());
+    let mut out = match (finish(app, caller, entity_name, record, shape).await, kept) {
+        (Err(Error::ExpandTooLarge(why)), Some(mut record)) => {
+            rules::redact(app, caller, entity_name, &mut record);
+            let mut out = fields::Picker::parse(shape.fields.as_deref()).apply(record);
+            let refused = Error::ExpandTooLarge(why).to_body();
+            out.insert("_expand".into(), serde_json::to_value(refused).map_err(|e| Error::Internal(e.to_string()))?);
+            out
+        }
+        (other, _) => other?,
+    };
     let receipt = serde_json::to_value(&written.receipt).map_err(|e| Error::Internal(e.to_string()))?;
     out.insert("_receipt".into(), receipt);
     Ok(out)

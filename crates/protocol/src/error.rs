@@ -68,6 +68,8 @@ error_codes! {
     MethodNotAllowed = ("method_not_allowed", 405),
     InvalidFilter = ("invalid_filter", 400),
     InvalidQuery = ("invalid_query", 400),
+    // An `expand` whose answer would pass the per-answer budget of records or bytes.
+    ExpandTooLarge = ("expand_too_large", 400),
     // A2UI surfaces: messages checked against the catalog the app draws.
     UnknownSurface = ("unknown_surface", 404),
     UnknownComponent = ("unknown_component", 400),

@@ -270,3 +270,87 @@ async fn keyed_writes_survive_sigkill_without_duplicates() {
     assert_eq!(names.len(), total, "a key wrote twice");
     assert_eq!(page["totalItems"].as_u64(), Some(attempted.len() as u64), "one record per key attempted, no more");
 }
+
+/// The server's peak resident memory so far, in MiB (`VmHWM`).
+fn peak_mib(server: &Server) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
+}
+
+/// Hardening issue, finding 1: an `expand` path that goes back and forth
+/// (`list.cards_via_list.list…`) copied every card under every card: 40 cards
+/// made a 700 MB answer and a 9 GB peak. Now the whole expansion is weighed
+/// before a copy is made and refused past the per-answer budget, quickly and
+/// without the memory.
+#[tokio::test]
+async fn an_expand_that_multiplies_is_refused_fast_and_the_memory_stays_low() {
+    let dir = copy_app(&example("kanban"));
+    let server = Server::start(dir.path(), free_port(), &[]);
+    let token = std::fs::read_to_string(dir.path().join(".agent-token")).unwrap().trim().to_owned();
+    let http = crate::http().build().unwrap();
+    let url = server.url.clone();
+    let (status, list) = post(&http, &url, &token, "lists", &json!({"name": "All"})).await.unwrap();
+    assert_eq!(status, 200, "{list}");
+    let list = list["id"].as_str().unwrap().to_owned();
+    let seed = |from: usize, to: usize, meta: Option<String>| {
+        let (http, url, token, list) = (http.clone(), url.clone(), token.clone(), list.clone());
+        async move {
+            let mut tasks = Vec::new();
+            for chunk in (from..to).collect::<Vec<_>>().chunks(25) {
+                let chunk = chunk.to_vec();
+                let (http, url, token, list, meta) =
+                    (http.clone(), url.clone(), token.clone(), list.clone(), meta.clone());
+                tasks.push(tokio::spawn(async move {
+                    for i in chunk {
+                        let mut body = json!({"title": format!("card {i}"), "list": list});
+                        if let Some(m) = &meta {
+                            body["meta"] = json!({"blob": m});
+                        }
+                        let (status, answer) = post(&http, &url, &token, "cards", &body).await.unwrap();
+                        assert_eq!(status, 200, "{answer}");
+                    }
+                }));
+            }
+            for t in tasks {
+                t.await.unwrap();
+            }
+        }
+    };
+    let path = "list.cards_via_list.list.cards_via_list.list.cards_via_list";
+    let get = |query: String| {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            let started = std::time::Instant::now();
+            let resp = http.get(format!("{url}/api/collections/cards/records?{query}")).send().await.unwrap();
+            let status = resp.status().as_u16();
+            let body: Value = resp.json().await.unwrap();
+            (status, body, started.elapsed())
+        }
+    };
+    // About 25 cards, one holding 1 MB of meta: the bytes bound it.
+    seed(0, 24, None).await;
+    seed(24, 25, Some("x".repeat(1_000_000))).await;
+    let (status, body, took) = get(format!("expand={path}")).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("expand_too_large")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("perPage"), "{body}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    // The same with 40 cards of no size, and with 1,000.
+    seed(25, 40, None).await;
+    let (status, body, took) = get(format!("expand={path}")).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("expand_too_large")), "{body}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    seed(40, 1000, None).await;
+    for query in [format!("expand={path}"), format!("perPage=1&expand={path}")] {
+        let (status, body, took) = get(query).await;
+        assert_eq!((status, body["code"].as_str()), (400, Some("expand_too_large")), "{body}");
+        assert!(took < Duration::from_secs(1), "took {took:?}");
+    }
+    // A single back-and-forth is within the budget and answered whole: one
+    // card, its list, and the list's 1,000 cards.
+    let (status, body, _) = get("perPage=1&expand=list.cards_via_list".into()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["items"][0]["expand"]["list"]["expand"]["cards_via_list"].as_array().unwrap().len(), 1000);
+    let peak = peak_mib(&server);
+    assert!(peak < 100, "the server's peak memory was {peak} MiB");
+}

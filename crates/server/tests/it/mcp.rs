@@ -686,3 +686,29 @@ async fn surfaces_are_kept_in_the_database_as_loro_documents() {
     assert_eq!(deleted, [json!({"version": "v1.0", "deleteSurface": {"surfaceId": "kept"}})]);
     assert!(a2app_core::surfaces::list(&reopened).await.unwrap().is_empty());
 }
+
+/// Hardening issue, finding 1: the `query` tool with an expansion that
+/// multiplies (`perPage: 1` took 21 s) is refused as the records API refuses
+/// it; a write asking for it is stored and answered unexpanded, saying why.
+#[tokio::test]
+async fn an_expand_past_the_budget_is_refused_by_the_query_tool() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "All"})).await;
+    for i in 0..40 {
+        t.create("cards", json!({"title": format!("card {i}"), "list": list["id"]})).await;
+    }
+    let path = "list.cards_via_list.list.cards_via_list.list.cards_via_list";
+    let r = tool(&t, "query", json!({"entity": "cards", "perPage": 1, "expand": path})).await;
+    assert_eq!(
+        (r["isError"].as_bool(), r["structuredContent"]["code"].as_str()),
+        (Some(true), Some("expand_too_large"))
+    );
+    let body = json!({"title": "one more", "list": list["id"]});
+    let (status, written) = t.call("POST", &format!("/api/collections/cards/records?expand={path}"), Some(body)).await;
+    assert_eq!(status, 200, "{written}");
+    assert_eq!(written["_expand"]["code"], "expand_too_large");
+    assert_eq!(written["_receipt"]["text"], "Added \"one more\" to All");
+    assert!(written.get("expand").is_none(), "{written}");
+    let (_, page) = t.call("GET", "/api/collections/cards/records?filter=title='one more'", None).await;
+    assert_eq!(page["totalItems"], 1);
+}
