@@ -242,6 +242,7 @@ mod tests {
             updated: String::new(),
             expires: String::new(),
             client: None,
+            source: String::new(),
         }
     }
 

@@ -3,8 +3,13 @@
 //!
 //! 1. An agent asks for a grant: its Ed25519 public key, a name, the scopes
 //!    it wants (`data:<entity>:read|write`, `op:<name>`, checked against this
-//!    app). Anyone may ask: a pending grant allows nothing, expires unanswered
-//!    after [`PENDING_SECONDS`], and at most [`MAX_PENDING`] wait at once.
+//!    app). Anyone may ask: a pending grant allows nothing and expires
+//!    unanswered after [`PENDING_SECONDS`]. What waits is bounded per key,
+//!    per network source ([`MAX_PENDING_PER_SOURCE`]), and per pool
+//!    ([`MAX_PENDING`] asks with a key, as many OAuth sign-ins), so one
+//!    stranger cannot fill the room every other asker needs, and a flood of
+//!    asks leaves sign-ins theirs. A person denies every pending ask (or a
+//!    source's) at once with [`deny_pending`].
 //! 2. A person approves (all the scopes asked, or fewer) or denies it. Only
 //!    a person decides: the app's own page in a single-user app, a signed-in
 //!    user in a multi-user one, never an agent. The grant then acts for that
@@ -38,10 +43,22 @@ use std::sync::Arc;
 pub const ENTITY: &str = "_a2app_grants";
 /// How long a grant waits for a person's decision.
 pub const PENDING_SECONDS: i64 = 15 * 60;
-/// Most grants waiting for a decision at once, and per agent key (an agent
-/// asking again while one waits is a mistake, not a new need).
-pub const MAX_PENDING: u64 = 100;
+/// Most grants waiting for a decision at once in each pool (asks with a key;
+/// OAuth sign-ins), and per agent key (an agent asking again while one waits
+/// is a mistake, not a new need).
+pub const MAX_PENDING: u64 = 1000;
 pub const MAX_PENDING_PER_KEY: u64 = 3;
+/// Most grants waiting at once from one network source (an address, an IPv6
+/// /64): more than an honest machine's agents ask for, and few enough that
+/// one stranger fills no pool.
+pub const MAX_PENDING_PER_SOURCE: u64 = 10;
+/// The bounds every ask is stored under.
+pub const LIMITS: GrantLimits = GrantLimits {
+    pending: MAX_PENDING,
+    pending_per_key: MAX_PENDING_PER_KEY,
+    pending_per_source: MAX_PENDING_PER_SOURCE,
+    keep: KEEP,
+};
 /// Closed grants kept for reading back.
 pub const KEEP: u64 = 1000;
 /// How long an access token works.
@@ -56,8 +73,9 @@ const NONCE_SECONDS: i64 = 2 * SKEW_SECONDS + 60;
 pub const MAX_SCOPES: usize = 64;
 pub const MAX_AGENT_CHARS: usize = 100;
 
-/// Asks for a grant: `{"publicKey": …, "agent": …, "scopes": [...]}`.
-pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<Grant, Error> {
+/// Asks for a grant: `{"publicKey": …, "agent": …, "scopes": [...]}`, from
+/// `source` (where the ask came from on the network; empty when unknown).
+pub async fn ask(app: &Arc<App>, caller: &Caller, source: &str, body: &Value) -> Result<Grant, Error> {
     if caller.kind == CallerKind::Grant {
         return Err(Error::Forbidden("a grant cannot ask for another; ask with the key itself".into()));
     }
@@ -133,22 +151,68 @@ pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<Grant,
         updated: created.clone(),
         expires,
         client: None,
+        source: source.to_owned(),
     };
     let audit = receipt(caller, &grant, &created, format!("Agent \"{}\" asked for a grant", grant.agent), "ask");
     let store = Arc::clone(&app.store);
     let stored = grant.clone();
-    let limits = GrantLimits { pending: MAX_PENDING, pending_per_key: MAX_PENDING_PER_KEY, keep: KEEP };
     let full = |message: String| Err(Error::Invalid(vec![Violation::new(ErrorCode::OutOfRange, message)]));
-    match blocking(move || Ok(store.ask_grant(&stored, limits, &audit, None)?)).await? {
+    match blocking(move || Ok(store.ask_grant(&stored, LIMITS, &audit, None)?)).await? {
         GrantRoom::Asked => Ok(grant),
         GrantRoom::KeyFull => full(format!(
             "this key has {MAX_PENDING_PER_KEY} grants waiting for a person already; wait for their answer or ask again after they expire"
         )),
+        GrantRoom::SourceFull => Err(Error::RateLimited(PENDING_SECONDS.unsigned_abs())),
         GrantRoom::Full => full(format!(
             "{MAX_PENDING} grants wait for a person already; a person can deny them on the app's page (/_/), or they expire within {} minutes",
             PENDING_SECONDS / 60
         )),
     }
+}
+
+/// A person denies every pending grant at once, or with `{"source": …}`
+/// those from one source; answers how many were denied. For the owner of the
+/// app only: the pending asks are theirs to see (see [`list`]).
+pub async fn deny_pending(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<u64, Error> {
+    let source = match only(body, &["source"])?.get("source") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(Error::Invalid(vec![
+                Violation::new(ErrorCode::InvalidString, "source is the text a pending grant shows as its source")
+                    .field("source")
+                    .got(other.clone()),
+            ]));
+        }
+    };
+    // Whoever sees every pending ask (see `list`): the page of a single-user
+    // app, or the owner's agent token. Denying widens nothing, so the token,
+    // which may not approve, may clear a flood.
+    let owner =
+        person(app, caller).as_deref() == Some(OWNER) || (caller.kind == CallerKind::Agent && caller.user.is_none());
+    if !owner {
+        return Err(Error::Forbidden("pending grants are denied in bulk by the app's owner".into()));
+    }
+    let store = Arc::clone(&app.store);
+    let now = crate::datetime::format(app.clock.now());
+    let from = source;
+    let pending: Vec<Grant> = blocking(move || Ok(store.pending_grants(from.as_deref(), 2 * MAX_PENDING)?))
+        .await?
+        .into_iter()
+        .map(|g| lapsed(g, &now))
+        .filter(|g| g.status == GrantStatus::Pending)
+        .collect();
+    let mut denied = 0;
+    for grant in pending {
+        let text = format!("Denied a grant for agent \"{}\" (all pending denied at once)", grant.agent);
+        match step(app, caller, &grant, GrantStep::Deny, text, "deny").await {
+            Ok(_) => denied += 1,
+            // Decided or expired meanwhile: nothing left to deny.
+            Err(Error::Invalid(_) | Error::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(denied)
 }
 
 /// One grant, to whoever knows its id (the asking agent polls this).

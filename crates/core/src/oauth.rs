@@ -29,7 +29,7 @@ use crate::error::Error;
 use crate::grants;
 use crate::records::blocking;
 use crate::requests::digest;
-use crate::store::{AuthRequest, CodeUse, GrantConflict, GrantLimits, GrantRoom, OAuthClient, OAuthTokens};
+use crate::store::{AuthRequest, CodeUse, GrantConflict, GrantRoom, OAuthClient, OAuthTokens};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use protocol::grant::{Grant, GrantClient, GrantStatus, Scope, TOKEN_PREFIX};
@@ -351,6 +351,7 @@ pub async fn authorize(
     params: &HashMap<String, String>,
     asked: Asked,
     document: Option<Result<Value, String>>,
+    source: &str,
 ) -> Result<String, OAuthError> {
     let client_id = required(params, "client_id")?;
     let client = if is_document_id(client_id) {
@@ -401,6 +402,7 @@ pub async fn authorize(
             name: client.name.clone(),
             redirect_uri: redirect_uri.clone(),
         }),
+        source: source.to_owned(),
     };
     let request = AuthRequest {
         grant_id: grant.id.clone(),
@@ -413,13 +415,11 @@ pub async fn authorize(
     let caller = Caller::anonymous();
     let text = format!("MCP client \"{}\" asked for a grant", grant.agent);
     let audit = grants::receipt(&caller, &grant, &created, text, "ask");
-    let limits =
-        GrantLimits { pending: grants::MAX_PENDING, pending_per_key: grants::MAX_PENDING_PER_KEY, keep: grants::KEEP };
     let store = Arc::clone(&app.store);
     let stored = grant.clone();
-    match blocking(move || Ok(store.ask_grant(&stored, limits, &audit, Some(&request))?)).await? {
+    match blocking(move || Ok(store.ask_grant(&stored, grants::LIMITS, &audit, Some(&request))?)).await? {
         GrantRoom::Asked => Ok(grant.id),
-        GrantRoom::KeyFull | GrantRoom::Full => Err(OAuthError {
+        GrantRoom::KeyFull | GrantRoom::SourceFull | GrantRoom::Full => Err(OAuthError {
             status: 429,
             error: "temporarily_unavailable",
             description: "too many sign-ins wait for a person's decision; try again later".into(),

@@ -189,6 +189,9 @@ pub trait Store: Send + Sync + 'static {
 
     fn grant(&self, id: &str) -> Result<Option<protocol::grant::Grant>, StoreError>;
 
+    /// The pending grants, oldest first: all, or those asked from `source`.
+    fn pending_grants(&self, source: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError>;
+
     /// Newest first: all grants, or those acting for `acts_for`.
     fn grants(&self, acts_for: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError>;
 
@@ -288,8 +291,12 @@ pub enum RequestStep {
 /// How many grants may wait, and how many closed ones are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GrantLimits {
+    /// Pending grants in one pool: asks with a key, or sign-ins through OAuth,
+    /// so a flood of the one kind leaves the other its room.
     pub pending: u64,
     pub pending_per_key: u64,
+    /// Pending grants from one network source, both pools together.
+    pub pending_per_source: u64,
     pub keep: u64,
 }
 
@@ -299,6 +306,8 @@ pub enum GrantRoom {
     Asked,
     /// This key has `pending_per_key` waiting already.
     KeyFull,
+    /// This source has `pending_per_source` waiting already.
+    SourceFull,
     /// `pending` grants wait in all.
     Full,
 }

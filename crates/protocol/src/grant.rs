@@ -130,6 +130,11 @@ pub struct Grant {
     /// that asked: it has no key, and its tokens come from `/oauth/token`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<GrantClient>,
+    /// Where the ask came from on the network (an address, or an IPv6 /64),
+    /// so a person can tell a stranger's flood of asks from their own agent's
+    /// and deny one source's asks at once; empty when not known.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
 }
 
 /// The OAuth client behind a grant, as the person deciding is shown it.

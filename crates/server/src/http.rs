@@ -10,6 +10,7 @@ pub mod oauth;
 pub mod ops;
 pub mod records;
 pub mod requests;
+pub mod source;
 pub mod surfaces;
 
 use crate::realtime::Realtime;
@@ -61,6 +62,7 @@ pub fn router(state: State) -> Router {
         .route("/api/_a2app/surfaces", get(surfaces::list).post(surfaces::render))
         .route("/api/_a2app/a2ui/catalog", get(surfaces::catalog))
         .route("/api/_a2app/grants", get(grants::list).post(grants::ask))
+        .route("/api/_a2app/grants/deny-pending", post(grants::deny_pending))
         .route("/api/_a2app/grants/{id}", get(grants::get))
         .route("/api/_a2app/grants/{id}/approve", post(grants::approve))
         .route("/api/_a2app/grants/{id}/deny", post(grants::deny))

@@ -40,7 +40,9 @@ pub async fn run(
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
     });
-    let served = axum::serve(listener, router).with_graceful_shutdown(shutdown).await;
+    // The connecting address is where a request came from (`http::source`).
+    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let served = axum::serve(listener, service).with_graceful_shutdown(shutdown).await;
     let _ = stop.send(());
     let _ = scheduler.await;
     served

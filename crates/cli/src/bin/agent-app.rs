@@ -50,8 +50,15 @@ enum Command {
     Grants {
         dir: PathBuf,
         /// The grant to revoke: its tokens stop working on their next call, served or not.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "deny_pending")]
         revoke: Option<String>,
+        /// Deny every grant waiting for a decision (a flood of asks), or with
+        /// `--source` only those asked from that address.
+        #[arg(long)]
+        deny_pending: bool,
+        /// With `--deny-pending`: the source whose asks to deny, as the list shows it.
+        #[arg(long, requires = "deny_pending")]
+        source: Option<String>,
     },
 }
 
@@ -65,7 +72,14 @@ fn main() -> ExitCode {
         Command::Serve { dir, http, allow_destructive } => serve(&dir, &http, allow_destructive),
         Command::New { dir, name } => new(&dir, name),
         Command::Token { dir, rotate } => token(&dir, rotate),
-        Command::Grants { dir, revoke } => grants(&dir, revoke.as_deref()),
+        Command::Grants { dir, revoke, deny_pending, source } => {
+            let action = match (revoke, deny_pending) {
+                (Some(id), _) => GrantAction::Revoke(id),
+                (None, true) => GrantAction::DenyPending(source),
+                (None, false) => GrantAction::List,
+            };
+            grants(&dir, action)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -298,11 +312,19 @@ fn token(dir: &Path, rotate: bool) -> Result<()> {
     Ok(())
 }
 
+/// What `agent-app grants` does.
+enum GrantAction {
+    List,
+    Revoke(String),
+    /// Every pending grant, or those from one source.
+    DenyPending(Option<String>),
+}
+
 /// The app's grants, read and revoked through its own database as the app's
 /// owner (who holds its files), whether or not it is being served: the
 /// server sees a revocation at the next call of the grant's tokens. Approving
 /// is left to a person in the app, where the scopes are shown in words.
-fn grants(dir: &Path, revoke: Option<&str>) -> Result<()> {
+fn grants(dir: &Path, action: GrantAction) -> Result<()> {
     use a2app_client::display::terminal;
     let (app, _) = App::open(load(dir)?, OpenOptions::default())?;
     let app = Arc::new(app);
@@ -310,12 +332,26 @@ fn grants(dir: &Path, revoke: Option<&str>) -> Result<()> {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the runtime")?;
     runtime.block_on(async {
-        if let Some(id) = revoke {
-            let grant = a2app_core::grants::revoke(&app, &owner, id)
-                .await
-                .map_err(|e| owner_error(e).context(format!("cannot revoke grant {id}")))?;
-            println!("{} {}: {}", grant.id, grant.status.as_str(), terminal(&grant.agent));
-            return Ok(());
+        match action {
+            GrantAction::Revoke(id) => {
+                let grant = a2app_core::grants::revoke(&app, &owner, &id)
+                    .await
+                    .map_err(|e| owner_error(e).context(format!("cannot revoke grant {id}")))?;
+                println!("{} {}: {}", grant.id, grant.status.as_str(), terminal(&grant.agent));
+                return Ok(());
+            }
+            GrantAction::DenyPending(source) => {
+                let body = match &source {
+                    Some(s) => serde_json::json!({ "source": s }),
+                    None => serde_json::json!({}),
+                };
+                let denied = a2app_core::grants::deny_pending(&app, &owner, &body)
+                    .await
+                    .map_err(|e| owner_error(e).context("cannot deny the pending grants"))?;
+                println!("denied {denied} pending grant{}", if denied == 1 { "" } else { "s" });
+                return Ok(());
+            }
+            GrantAction::List => {}
         }
         let grants = a2app_core::grants::list(&app, &owner)
             .await
@@ -325,13 +361,15 @@ fn grants(dir: &Path, revoke: Option<&str>) -> Result<()> {
         }
         for g in grants {
             let acts_for = if g.acts_for.is_empty() { "-" } else { g.acts_for.as_str() };
+            let source = if g.source.is_empty() { "-" } else { g.source.as_str() };
             println!(
-                "{}  {:<8} {}  {}  for {}  {}",
+                "{}  {:<8} {}  {}  for {}  from {}  {}",
                 g.id,
                 g.status.as_str(),
                 g.fingerprint,
                 terminal(&g.agent),
                 acts_for,
+                source,
                 g.scopes.join(" ")
             );
         }

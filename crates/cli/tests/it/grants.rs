@@ -355,7 +355,7 @@ fn the_owner_lists_and_revokes_grants_from_the_files() {
             "scopes": ["data:cards:read", "op:export_board"],
         });
         let grant = runtime
-            .block_on(a2app_core::grants::ask(&app, &a2app_core::caller::Caller::anonymous(), &ask))
+            .block_on(a2app_core::grants::ask(&app, &a2app_core::caller::Caller::anonymous(), "", &ask))
             .unwrap_or_else(|e| panic!("{:?}", e.to_body()));
         grant.id
     };
@@ -365,7 +365,7 @@ fn the_owner_lists_and_revokes_grants_from_the_files() {
     assert_eq!(listed.lines().count(), 1, "{listed}");
     assert!(listed.starts_with(&format!("{id}  pending ")), "{listed}");
     assert!(listed.contains("  bot on ci  "), "{listed}");
-    assert!(listed.trim_end().ends_with("for -  data:cards:read op:export_board"), "{listed}");
+    assert!(listed.trim_end().ends_with("for -  from -  data:cards:read op:export_board"), "{listed}");
 
     let out = crate::run(&["grants", dir.path().to_str().unwrap(), "--revoke", &id]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -381,4 +381,41 @@ fn the_owner_lists_and_revokes_grants_from_the_files() {
     );
     let out = crate::run(&["grants", dir.path().to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("{id}  revoked ")));
+}
+
+/// Hardening issue, finding 2: the owner clears a flood of pending asks from
+/// the files, all of them or one source's.
+#[test]
+fn the_owner_denies_pending_grants_in_bulk() {
+    let dir = crate::copy_app(&crate::example("kanban"));
+    {
+        let def = a2app_core::app::load(dir.path()).unwrap();
+        let (app, _) = a2app_core::App::open(def, a2app_core::app::OpenOptions::default()).unwrap();
+        let app = std::sync::Arc::new(app);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let keys = [
+            "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+            "iojj3XQJ8ZX9UtstPLpdcspnCb8dlBIb83SIAbQPb1w",
+            "gTl3Dqh9F19Wo1Rmw0x-zMuNipG07jeiXfYPW4_Js5Q",
+        ];
+        for (key, source) in keys.iter().zip(["203.0.113.9", "203.0.113.9", "198.51.100.4"]) {
+            let ask = json!({"publicKey": key, "agent": "flood", "scopes": ["data:cards:read"]});
+            runtime
+                .block_on(a2app_core::grants::ask(&app, &a2app_core::caller::Caller::anonymous(), source, &ask))
+                .unwrap_or_else(|e| panic!("{:?}", e.to_body()));
+        }
+    }
+    let path = dir.path().to_str().unwrap();
+    let listed = String::from_utf8_lossy(&crate::run(&["grants", path]).stdout).into_owned();
+    assert_eq!(listed.matches("from 203.0.113.9").count(), 2, "{listed}");
+    let out = crate::run(&["grants", path, "--deny-pending", "--source", "203.0.113.9"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "denied 2 pending grants\n");
+    let out = crate::run(&["grants", path, "--deny-pending"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "denied 1 pending grant\n");
+    let listed = String::from_utf8_lossy(&crate::run(&["grants", path]).stdout).into_owned();
+    assert_eq!((listed.lines().count(), listed.matches(" denied ").count()), (3, 3), "{listed}");
+    // --source alone says what it needs.
+    let out = crate::run(&["grants", path, "--source", "203.0.113.9"]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -86,6 +86,11 @@ pub struct HttpConfig {
     pub allowed_hosts: Vec<String>,
     /// Browser origins allowed to write besides the app's own.
     pub allowed_origins: Vec<String>,
+    /// Addresses of reverse proxies in front of the app, whose
+    /// `X-Forwarded-For` is believed about where a request came from (for
+    /// the per-source bound on pending grants). Empty: only the connecting
+    /// address counts, so behind a proxy every ask shares one source.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 /// Parses `app.toml`, reporting every problem.
@@ -182,9 +187,17 @@ fn http(value: &Value, path: &str, problems: &mut Problems) -> HttpConfig {
                     problems.push(&kpath, "allowed_origins must be a list of origins like \"https://app.example.com\"")
                 }
             },
-            other => {
-                problems.push(&kpath, format!("unknown key \"{other}\" (allowed: allowed_hosts, allowed_origins)"))
+            "trusted_proxies" => {
+                let addresses = list().map(|items| items.iter().map(|a| a.parse().ok()).collect::<Option<Vec<_>>>());
+                match addresses {
+                    Some(Some(addresses)) => http.trusted_proxies = addresses,
+                    _ => problems.push(&kpath, "trusted_proxies must be a list of IP addresses like \"127.0.0.1\""),
+                }
             }
+            other => problems.push(
+                &kpath,
+                format!("unknown key \"{other}\" (allowed: allowed_hosts, allowed_origins, trusted_proxies)"),
+            ),
         }
     }
     http

@@ -627,6 +627,11 @@ impl PostgresStore {
         grants::get(&mut **self.connection()?, id).map_err(Fail::into_store)
     }
 
+    /// The pending grants, oldest first: all, or those asked from `source`.
+    pub fn pending_grants(&self, source: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError> {
+        grants::pending(&mut **self.connection()?, source, limit).map_err(Fail::into_store)
+    }
+
     /// Newest first: all grants, or those acting for `acts_for`.
     pub fn grants(&self, acts_for: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError> {
         grants::list(&mut **self.connection()?, acts_for, limit).map_err(Fail::into_store)

@@ -607,6 +607,10 @@ impl Store for SqliteStore {
         grants::get(&*self.reader()?, id)
     }
 
+    fn pending_grants(&self, source: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError> {
+        grants::pending(&*self.reader()?, source, limit)
+    }
+
     fn grants(&self, acts_for: Option<&str>, limit: u64) -> Result<Vec<protocol::grant::Grant>, StoreError> {
         grants::list(&*self.reader()?, acts_for, limit)
     }

@@ -398,7 +398,7 @@ function pendingGrant(g) {
   const node = el('article', { class: 'grant grant-pending', 'data-grant': g.id, 'data-status': g.status, 'data-kind': g.client ? 'sign-in' : 'key', tabindex: '-1' },
     el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, grantName(g)), el('span', { class: 'muted small' }, g.client ? ' asks to sign in' : ' asks for access')),
     signInNote(g),
-    facts(g, [['Asked', when(g.created)], ['Unanswered, it expires', el('span', { 'data-expires': g.expires }, expiresWords(g.expires))]]),
+    facts(g, [['Asked', when(g.created)], ['From', el('code', { class: 'source' }, g.source || 'unknown')], ['Unanswered, it expires', el('span', { 'data-expires': g.expires }, expiresWords(g.expires))]]),
     el('fieldset', { class: 'scope-set' }, el('legend', {}, 'Allow it to:'), list),
     el('div', { class: 'grant-actions' }, approve, deny, hint));
   approve.addEventListener('click', () => decide(node, g, 'approve', { scopes: checked() }));
@@ -426,6 +426,44 @@ function closedGrant(g) {
     el('span', { class: `badge status-${g.status}` }, g.status), ' ',
     el('code', { class: 'fingerprint' }, g.fingerprint), ' ',
     el('span', { class: 'muted small' }, `${when(g.updated)} · ${g.scopes.join(', ')}`));
+}
+
+/**
+ * Offers to deny every waiting ask at once, or a source's, when more than one waits: a stranger's flood is
+ * cleared in one step instead of a button per ask.
+ */
+function drawDenyAll(pending) {
+  const box = $('#grants-deny-all');
+  const bySource = new Map();
+  for (const g of pending) bySource.set(g.source || '', (bySource.get(g.source || '') || 0) + 1);
+  box.hidden = multiUser || pending.length < 2;
+  if (box.hidden) return;
+  const sig = JSON.stringify([...bySource]);
+  if (box.dataset.sig === sig) return;
+  box.dataset.sig = sig;
+  const button = (label, body) => {
+    const b = el('button', { type: 'button', class: 'danger' }, label);
+    b.addEventListener('click', () => denyPending(box, body));
+    return b;
+  };
+  const sources = [...bySource].filter(([source, n]) => source && n > 1).sort((a, b) => b[1] - a[1]);
+  box.replaceChildren(
+    button(`Deny all ${pending.length} waiting`, {}),
+    ...sources.map(([source, n]) => button(`Deny the ${n} from ${source}`, { source })));
+}
+
+async function denyPending(box, body) {
+  for (const b of box.querySelectorAll('button')) b.disabled = true;
+  const error = $('#grants-error');
+  try {
+    await post('/api/_a2app/grants/deny-pending', body, signedIn?.token);
+    error.hidden = true;
+  } catch (e) {
+    error.textContent = `Could not deny the waiting asks: ${refusal(e)}`;
+    error.hidden = false;
+  }
+  delete box.dataset.sig;
+  await readGrants();
 }
 
 /** Puts `nodes` in `parent` in order, touching the DOM only when something changed (a moved node loses focus). */
@@ -461,6 +499,7 @@ function drawGrants(items) {
   $('#grants-closed').hidden = closed.length === 0;
   for (const span of document.querySelectorAll('[data-expires]')) span.textContent = expiresWords(span.dataset.expires);
   $('#grants-empty').hidden = pending.length > 0;
+  drawDenyAll(pending);
   $('#grants-count').textContent = `${pending.length} waiting · ${active.length} active`;
   document.body.dataset.pendingGrants = String(pending.length);
 

@@ -3,12 +3,15 @@
 //! - `GET /api/_a2app/grants/{id}`: the grant, to whoever holds its id (the
 //!   agent polls it until a person decided);
 //! - `GET /api/_a2app/grants`: the grants a person (or the agent token) may see;
+//! - `POST /api/_a2app/grants/deny-pending` `{source?}`: the owner clears
+//!   every pending ask (or one source's) at once;
 //! - `POST …/{id}/approve` `{scopes?}` and `POST …/{id}/deny`: a person
 //!   (for a grant asked through OAuth, the answer adds `redirect`);
 //! - `POST …/{id}/revoke`: its person, the app's owner, or the grant itself;
 //! - `POST …/{id}/token` `{timestamp, nonce, signature}`: the key's holder
 //!   trades a signature for a short-lived access token.
 
+use super::source::Source;
 use super::{ApiResult, State, caller, json_body, json_response};
 use a2app_core::access::Intent;
 use axum::body::Bytes;
@@ -18,11 +21,20 @@ use axum::response::Response;
 use protocol::grant::Grant;
 use serde_json::json;
 
-pub async fn ask(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
+pub async fn ask(S(state): S<State>, source: Source, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
     // Asking needs no credential: a pending grant allows nothing.
     let who = caller(&state, &headers, Intent::Read).await?;
     let body = json_body(&headers, &body)?;
-    Ok(json_response(StatusCode::OK, &a2app_core::grants::ask(&state.app, &who, &body).await?))
+    Ok(json_response(StatusCode::OK, &a2app_core::grants::ask(&state.app, &who, &source.0, &body).await?))
+}
+
+/// `POST /api/_a2app/grants/deny-pending` `{source?}`: the owner denies every
+/// pending grant, or those from one source, at once.
+pub async fn deny_pending(S(state): S<State>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
+    let who = caller(&state, &headers, Intent::Write).await?;
+    let body = if body.is_empty() { json!({}) } else { json_body(&headers, &body)? };
+    let denied = a2app_core::grants::deny_pending(&state.app, &who, &body).await?;
+    Ok(json_response(StatusCode::OK, &json!({ "denied": denied })))
 }
 
 pub async fn list(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {

@@ -5,6 +5,7 @@
 //! need; none of it reads a cookie or an ambient credential, so CORS opens
 //! nothing.
 
+use super::source::Source;
 use super::{ApiError, State};
 use a2app_core::oauth::{self, OAuthError};
 use axum::Router;
@@ -79,7 +80,7 @@ async fn register(S(state): S<State>, headers: HeaderMap, body: Bytes) -> Respon
 
 /// The person's browser arrives here from the client: to the consent
 /// screen for the new pending grant, or an error shown to them.
-async fn authorize(S(state): S<State>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+async fn authorize(S(state): S<State>, source: Source, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let base = match base(&state, &headers) {
         Ok(b) => b,
         Err(e) => return ApiError(e).into_response(),
@@ -122,7 +123,7 @@ async fn authorize(S(state): S<State>, headers: HeaderMap, RawQuery(query): RawQ
         }
         None => None,
     };
-    match oauth::authorize(&state.app, &params, asked, document).await {
+    match oauth::authorize(&state.app, &params, asked, document, &source.0).await {
         Ok(grant) => see_other(&format!("/_/#grant={grant}")),
         Err(e) => shown(&e),
     }

@@ -572,3 +572,121 @@ async fn a_field_named_like_a_back_relation_is_checked_as_the_field_it_is() {
     let (status, own) = t.call("GET", path, None).await;
     assert_eq!((status, own["totalItems"].as_u64()), (200, Some(1)), "the field resolves for the owner: {own}");
 }
+
+/// A client whose requests leave from `source`, another loopback address.
+fn from(source: &str) -> reqwest::Client {
+    crate::http();
+    let address: std::net::IpAddr = source.parse().unwrap();
+    reqwest::Client::builder().local_address(address).redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+/// Hardening issue, finding 2: 98 anonymous asks filled the one pool of 100
+/// pending grants, and the next sign-in was refused for the 15 minutes they
+/// lived. Now one source holds at most its share, sign-ins have a pool of
+/// their own, and the owner clears a source's asks at once.
+#[tokio::test]
+async fn a_flood_of_anonymous_asks_leaves_room_for_sign_ins_and_other_agents() {
+    let t = TestApp::with_config(|toml| format!("{toml}\n[mcp]\nsign_in = true\n")).await;
+    let flood = from("127.0.0.1");
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    let asks = futures_util::future::join_all((0..1000u32).map(|i| {
+        let mut seed = [0u8; 32];
+        seed[..4].copy_from_slice(&i.to_le_bytes());
+        seed[31] = 7;
+        let key = URL_SAFE_NO_PAD.encode(SigningKey::from_bytes(&seed).verifying_key().as_bytes());
+        let body = json!({"publicKey": key, "agent": format!("flood {i}"), "scopes": ["data:cards:read"]});
+        let req = flood.post(format!("{}/api/_a2app/grants", t.url));
+        t.send(req, Some(body))
+    }))
+    .await;
+    for (status, body) in &asks {
+        *statuses.entry(*status).or_default() += 1;
+        if *status == 429 {
+            assert_eq!(body["code"], "rate_limited", "{body}");
+        }
+    }
+    assert_eq!(statuses, [(200, 10), (429, 990)].into_iter().collect(), "{statuses:?}");
+
+    // A real OAuth sign-in from another source: registered, authorized,
+    // approved by the person, and traded for a token that works at /mcp.
+    let browser = from("127.0.0.2");
+    let reg =
+        json!({"client_name": "Host", "redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "none"});
+    let (status, client) = t.send(browser.post(format!("{}/oauth/register", t.url)), Some(reg)).await;
+    assert_eq!(status, 201, "{client}");
+    let client_id = client["client_id"].as_str().unwrap();
+    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let challenge = URL_SAFE_NO_PAD.encode(<sha2::Sha256 as sha2::Digest>::digest(verifier.as_bytes()));
+    let resource = format!("{}/mcp", t.url);
+    let query = serde_urlencoded::to_string([
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", "http://127.0.0.1/cb"),
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+        ("scope", "data:cards:read"),
+        ("resource", resource.as_str()),
+    ])
+    .unwrap();
+    let resp = browser.get(format!("{}/oauth/authorize?{query}", t.url)).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 303);
+    let location = resp.headers()["location"].to_str().unwrap().to_owned();
+    let grant = location.strip_prefix("/_/#grant=").unwrap();
+    let (status, decided) = as_page(&t, "POST", &format!("/api/_a2app/grants/{grant}/approve"), None).await;
+    assert_eq!(status, 200, "{decided}");
+    let redirect = decided["redirect"].as_str().unwrap();
+    let code: std::collections::HashMap<String, String> =
+        serde_urlencoded::from_str(redirect.split_once('?').unwrap().1).unwrap();
+    let form = serde_urlencoded::to_string([
+        ("grant_type", "authorization_code"),
+        ("code", code["code"].as_str()),
+        ("client_id", client_id),
+        ("code_verifier", verifier),
+        ("resource", resource.as_str()),
+    ])
+    .unwrap();
+    let resp = browser
+        .post(format!("{}/oauth/token", t.url))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let tokens: Value = resp.json().await.unwrap();
+    assert!(tokens["access_token"].as_str().unwrap().starts_with(protocol::grant::TOKEN_PREFIX), "{tokens}");
+
+    // A real agent's grant from a third source: asked, approved, a token.
+    let mut agent = Agent::new(42);
+    let body = json!({"publicKey": agent.public_key(), "agent": "Claude", "scopes": ["data:cards:read"]});
+    let (status, asked) = t.send(from("127.0.0.3").post(format!("{}/api/_a2app/grants", t.url)), Some(body)).await;
+    assert_eq!(status, 200, "{asked}");
+    assert_eq!(asked["source"], "127.0.0.3");
+    agent.grant = asked["id"].as_str().unwrap().to_owned();
+    let (status, _) = as_page(&t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
+    assert_eq!(status, 200);
+    let token = agent.token(&t, "nonce-after-the-flood-1").await;
+    let (status, page) = with(&t, &token, "GET", "/api/collections/cards/records", None).await;
+    assert_eq!(status, 200, "{page}");
+
+    // The person sees where the asks came from and clears one source's at once;
+    // an agent (a grant) may not, and a body naming anything else is refused.
+    let (_, listed) = as_page(&t, "GET", "/api/_a2app/grants", None).await;
+    let from_flood = listed["items"].as_array().unwrap().iter().filter(|g| g["source"] == "127.0.0.1").count();
+    assert_eq!(from_flood, 10);
+    let (status, refused) = with(&t, &token, "POST", "/api/_a2app/grants/deny-pending", Some(json!({}))).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("forbidden")), "{refused}");
+    let (status, refused) = as_page(&t, "POST", "/api/_a2app/grants/deny-pending", Some(json!({"from": "x"}))).await;
+    assert_eq!((status, refused["code"].as_str()), (400, Some("unknown_field")), "{refused}");
+    let (status, cleared) =
+        as_page(&t, "POST", "/api/_a2app/grants/deny-pending", Some(json!({"source": "127.0.0.1"}))).await;
+    assert_eq!((status, cleared["denied"].as_u64()), (200, Some(10)), "{cleared}");
+    let (_, listed) = as_page(&t, "GET", "/api/_a2app/grants", None).await;
+    let pending: Vec<&Value> =
+        listed["items"].as_array().unwrap().iter().filter(|g| g["status"] == "pending").collect();
+    assert!(pending.is_empty(), "{pending:?}");
+    // With its asks cleared, the source may ask again.
+    let body = json!({"publicKey": Agent::new(43).public_key(), "agent": "again", "scopes": ["data:cards:read"]});
+    let (status, _) = t.send(flood.post(format!("{}/api/_a2app/grants", t.url)), Some(body)).await;
+    assert_eq!(status, 200);
+}

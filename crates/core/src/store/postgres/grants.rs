@@ -18,7 +18,7 @@ use protocol::grant::{Grant, GrantStatus};
 use protocol::receipt::Receipt;
 
 pub(super) const COLUMNS: &str =
-    "id, agent, public_key, fingerprint, scopes, status, acts_for, created, updated, expires, client";
+    "id, agent, public_key, fingerprint, scopes, status, acts_for, created, updated, expires, client, source";
 
 pub(super) fn read(r: &Row) -> Result<Grant, Fail> {
     let scopes: &str = r.try_get(4)?;
@@ -36,6 +36,7 @@ pub(super) fn read(r: &Row) -> Result<Grant, Fail> {
         updated: r.try_get(8)?,
         expires: r.try_get(9)?,
         client: r.try_get::<_, Option<&str>>(10)?.and_then(|text| serde_json::from_str(text).ok()),
+        source: r.try_get(11)?,
     })
 }
 
@@ -77,13 +78,24 @@ pub fn ask(
     if mine.max(0) as u64 >= limits.pending_per_key {
         return Ok(GrantRoom::KeyFull);
     }
-    let all: i64 = tx.query_one("SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending'", &[])?.get(0);
-    if all.max(0) as u64 >= limits.pending {
+    let from: i64 = tx
+        .query_one("SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND source = $1", &[&g.source])?
+        .get(0);
+    if from.max(0) as u64 >= limits.pending_per_source {
+        return Ok(GrantRoom::SourceFull);
+    }
+    let pool: i64 = tx
+        .query_one(
+            "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND (client IS NULL) = $1",
+            &[&g.client.is_none()],
+        )?
+        .get(0);
+    if pool.max(0) as u64 >= limits.pending {
         return Ok(GrantRoom::Full);
     }
     let client = g.client.as_ref().map(json).transpose()?;
     tx.execute(
-        &format!("INSERT INTO _a2app_grants ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)"),
+        &format!("INSERT INTO _a2app_grants ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11)"),
         &[
             &g.id,
             &g.agent,
@@ -95,6 +107,7 @@ pub fn ask(
             &g.created,
             &g.expires,
             &client,
+            &g.source,
         ],
     )?;
     if let Some(request) = request {
@@ -132,6 +145,18 @@ pub fn list(db: &mut impl GenericClient, acts_for: Option<&str>, limit: u64) -> 
              ORDER BY created DESC, id COLLATE \"C\" DESC LIMIT $2"
         ),
         &[&acts_for, &as_i64(limit)],
+    )?;
+    rows.iter().map(read).collect()
+}
+
+/// The pending grants, oldest first: all, or those asked from `source`.
+pub fn pending(db: &mut impl GenericClient, source: Option<&str>, limit: u64) -> Result<Vec<Grant>, Fail> {
+    let rows = db.query(
+        &format!(
+            "SELECT {COLUMNS} FROM _a2app_grants WHERE status = 'pending' AND ($1::text IS NULL OR source = $1) \
+             ORDER BY created, id COLLATE \"C\" LIMIT $2"
+        ),
+        &[&source, &as_i64(limit)],
     )?;
     rows.iter().map(read).collect()
 }
@@ -195,7 +220,9 @@ pub fn by_token(db: &mut impl GenericClient, hash: &str, now: &str) -> Result<Op
         columns.join(", ")
     );
     let Some(r) = db.query_opt(&sql, &[&hash, &now])? else { return Ok(None) };
-    Ok(Some(TokenGrant { grant: read(&r)?, expires: r.try_get(11)?, audience: r.try_get(12)? }))
+    // The token's columns follow the grant's.
+    let n = columns.len();
+    Ok(Some(TokenGrant { grant: read(&r)?, expires: r.try_get(n)?, audience: r.try_get(n + 1)? }))
 }
 
 /// Stores an access token's hash; past `max_tokens` live tokens of the

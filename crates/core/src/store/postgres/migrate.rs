@@ -59,6 +59,7 @@ const INTERNAL_TABLES: &str = "
         id text PRIMARY KEY, agent text NOT NULL, public_key text NOT NULL, fingerprint text NOT NULL,
         scopes text NOT NULL, status text NOT NULL, acts_for text NOT NULL, created text NOT NULL,
         updated text NOT NULL, expires text NOT NULL, client text);
+    ALTER TABLE _a2app_grants ADD COLUMN IF NOT EXISTS source text NOT NULL DEFAULT '';
     CREATE INDEX IF NOT EXISTS _a2app_grants_status ON _a2app_grants (status, created);
     CREATE TABLE IF NOT EXISTS _a2app_grant_tokens (
         hash text PRIMARY KEY, grant_id text NOT NULL, created text NOT NULL, expires text NOT NULL, audience text);

@@ -873,10 +873,12 @@ fn grant(id: &str, fingerprint: &str, client: Option<&str>) -> protocol::grant::
             name: "A client".into(),
             redirect_uri: "http://127.0.0.1:9/cb".into(),
         }),
+        source: "203.0.113.7".into(),
     }
 }
 
-const LIMITS: crate::store::GrantLimits = crate::store::GrantLimits { pending: 3, pending_per_key: 2, keep: 10 };
+const LIMITS: crate::store::GrantLimits =
+    crate::store::GrantLimits { pending: 3, pending_per_key: 2, pending_per_source: 100, keep: 10 };
 
 #[test]
 fn grants_are_asked_within_bounds_decided_once_and_revoking_ends_their_tokens() {
@@ -893,6 +895,20 @@ fn grants_are_asked_within_bounds_decided_once_and_revoking_ends_their_tokens() 
     assert_eq!(ask(&a, &grant("g3", "fp-1", None)), GrantRoom::KeyFull);
     assert_eq!(ask(&b, &grant("g4", "fp-2", None)), GrantRoom::Asked);
     assert_eq!(ask(&a, &grant("g5", "fp-3", None)), GrantRoom::Full);
+    // Sign-ins through OAuth have a pool of their own: a full pool of asks
+    // with a key leaves them their room.
+    assert_eq!(ask(&b, &grant("g6", "client-9", Some("client-9"))), GrantRoom::Asked);
+    // One source holds at most its share, of both pools together.
+    let tight = crate::store::GrantLimits { pending_per_source: 4, ..LIMITS };
+    let g7 = grant("g7", "client-8", Some("client-8"));
+    assert_eq!(a.ask_grant(&g7, tight, &receipt("ask", "g7"), None).expect("judged"), GrantRoom::SourceFull);
+    let elsewhere = protocol::grant::Grant { source: "198.51.100.1".into(), ..g7 };
+    assert_eq!(a.ask_grant(&elsewhere, tight, &receipt("ask", "g7"), None).expect("judged"), GrantRoom::Asked);
+    let pending: Vec<String> = a.pending_grants(None, 10).expect("read").into_iter().map(|g| g.id).collect();
+    assert_eq!(pending, ["g1", "g2", "g4", "g6", "g7"]);
+    let from: Vec<String> =
+        a.pending_grants(Some("198.51.100.1"), 10).expect("read").into_iter().map(|g| g.id).collect();
+    assert_eq!(from, ["g7"]);
     assert_eq!(b.grant("g1").expect("read"), Some(grant("g1", "fp-1", None)));
     let now = "2026-09-21 10:05:00.000Z";
     let approve = GrantStep::Approve { acts_for: "ann".into(), scopes: vec!["read:cards".into()] };
@@ -942,7 +958,7 @@ fn grants_are_asked_within_bounds_decided_once_and_revoking_ends_their_tokens() 
     let expired = a.step_grant("g4", &approve, late, &receipt("approve", "g4")).expect("judged");
     assert_eq!(expired, Err(GrantConflict::Decided(GrantStatus::Expired)));
     let listed: Vec<String> = a.grants(None, 10).expect("read").into_iter().map(|g| g.id).collect();
-    assert_eq!(listed, ["g4", "g2", "g1"]);
+    assert_eq!(listed, ["g7", "g6", "g4", "g2", "g1"]);
     assert_eq!(a.grants(Some("ann"), 10).expect("read").iter().filter(|g| g.id == "g2").count(), 1);
 }
 

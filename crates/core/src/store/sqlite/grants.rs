@@ -13,7 +13,8 @@ use protocol::grant::{Grant, GrantStatus};
 use protocol::receipt::Receipt;
 use rusqlite::{Connection, OptionalExtension, Row};
 
-const COLUMNS: &str = "id, agent, public_key, fingerprint, scopes, status, acts_for, created, updated, expires, client";
+const COLUMNS: &str =
+    "id, agent, public_key, fingerprint, scopes, status, acts_for, created, updated, expires, client, source";
 
 fn read(r: &Row<'_>) -> rusqlite::Result<Grant> {
     let scopes: String = r.get(4)?;
@@ -31,6 +32,7 @@ fn read(r: &Row<'_>) -> rusqlite::Result<Grant> {
         updated: r.get(8)?,
         expires: r.get(9)?,
         client: r.get::<_, Option<String>>(10)?.and_then(|text| serde_json::from_str(&text).ok()),
+        source: r.get(11)?,
     })
 }
 
@@ -47,10 +49,10 @@ fn expire(conn: &Connection, now: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Adds a pending grant unless its key, or all keys together, have as many
-/// waiting as `limits` allow; past `limits.keep` closed grants (denied,
-/// revoked, expired), the oldest go. An OAuth grant keeps its authorization
-/// request beside it.
+/// Adds a pending grant unless its key, its source, or its pool (asks with a
+/// key, or sign-ins through OAuth) have as many waiting as `limits` allow;
+/// past `limits.keep` closed grants (denied, revoked, expired), the oldest
+/// go. An OAuth grant keeps its authorization request beside it.
 pub fn ask(
     conn: &Connection,
     g: &Grant,
@@ -59,17 +61,21 @@ pub fn ask(
     request: Option<&AuthRequest>,
 ) -> Result<GrantRoom, StoreError> {
     expire(conn, &g.created)?;
-    let count = |sql: &str, key: Option<&str>| -> Result<u64, StoreError> {
-        let n: i64 = conn.prepare_cached(sql)?.query_row(rusqlite::params![key], |r| r.get(0))?;
+    let count = |sql: &str, key: &dyn rusqlite::ToSql| -> Result<u64, StoreError> {
+        let n: i64 = conn.prepare_cached(sql)?.query_row([key], |r| r.get(0))?;
         Ok(n.max(0) as u64)
     };
     // The fingerprint stands for the key, or for an OAuth client.
     let mine = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND fingerprint = ?1";
-    if count(mine, Some(&g.fingerprint))? >= limits.pending_per_key {
+    if count(mine, &g.fingerprint)? >= limits.pending_per_key {
         return Ok(GrantRoom::KeyFull);
     }
-    let all = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND ?1 IS NULL";
-    if count(all, None)? >= limits.pending {
+    let from = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND source = ?1";
+    if count(from, &g.source)? >= limits.pending_per_source {
+        return Ok(GrantRoom::SourceFull);
+    }
+    let pool = "SELECT COUNT(*) FROM _a2app_grants WHERE status = 'pending' AND (client IS NULL) = ?1";
+    if count(pool, &g.client.is_none())? >= limits.pending {
         return Ok(GrantRoom::Full);
     }
     let scopes = serde_json::to_string(&g.scopes).map_err(|e| StoreError::Internal(e.to_string()))?;
@@ -78,7 +84,7 @@ pub fn ask(
         None => None,
     };
     conn.prepare_cached(&format!(
-        "INSERT INTO _a2app_grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)"
+        "INSERT INTO _a2app_grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11)"
     ))?
     .execute(rusqlite::params![
         g.id,
@@ -90,7 +96,8 @@ pub fn ask(
         g.acts_for,
         g.created,
         g.expires,
-        client
+        client,
+        g.source
     ])?;
     if let Some(request) = request {
         super::oauth::add_request(conn, request)?;
@@ -122,6 +129,18 @@ pub fn list(conn: &Connection, acts_for: Option<&str>, limit: u64) -> Result<Vec
              ORDER BY created DESC, id DESC LIMIT ?2"
         ))?
         .query_map(rusqlite::params![acts_for, as_i64(limit)], read)?
+        .collect::<Result<_, _>>()?;
+    Ok(items)
+}
+
+/// The pending grants, oldest first: all, or those asked from `source`.
+pub fn pending(conn: &Connection, source: Option<&str>, limit: u64) -> Result<Vec<Grant>, StoreError> {
+    let items = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM _a2app_grants WHERE status = 'pending' AND (?1 IS NULL OR source = ?1)
+             ORDER BY created, id LIMIT ?2"
+        ))?
+        .query_map(rusqlite::params![source, as_i64(limit)], read)?
         .collect::<Result<_, _>>()?;
     Ok(items)
 }
@@ -192,7 +211,11 @@ pub fn by_token(conn: &Connection, hash: &str, now: &str) -> Result<Option<Token
              WHERE t.hash = ?1 AND t.expires > ?2 AND g.status = 'active'",
             columns.join(", ")
         ))?
-        .query_row([hash, now], |r| Ok(TokenGrant { grant: read(r)?, expires: r.get(11)?, audience: r.get(12)? }))
+        .query_row([hash, now], |r| {
+            // The token's columns follow the grant's.
+            let n = columns.len();
+            Ok(TokenGrant { grant: read(r)?, expires: r.get(n)?, audience: r.get(n + 1)? })
+        })
         .optional()?)
 }
 

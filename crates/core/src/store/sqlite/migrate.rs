@@ -75,6 +75,8 @@ const INTERNAL_TABLES: &str = "
 const ADDED_COLUMNS: &[(&str, &str)] = &[
     // The OAuth client behind a grant (JSON), none for a key's grant.
     ("_a2app_grants", "client TEXT"),
+    // Where an ask came from, for the per-source bound and the person's view.
+    ("_a2app_grants", "source TEXT NOT NULL DEFAULT ''"),
     // The one resource an OAuth access token is good for.
     ("_a2app_grant_tokens", "audience TEXT"),
     // The hash of an OAuth request's code once traded, to see it presented again.
