@@ -143,6 +143,38 @@ fn matches_pattern(pattern: &str, text: &str) -> bool {
     matched
 }
 
+/// Adds to `violations` one `out_of_range` per field holding a number its
+/// parse could not keep (see `crate::number`), unless that field was refused
+/// already: a number field's, or one inside a `json` field, which is stored
+/// as the parse left it. Names the body does not hold as fields (unknown,
+/// or system fields) were refused by the guard by their own codes.
+pub fn inexact(entity: &Entity, found: &[crate::number::Inexact], violations: &mut Vec<Violation>) {
+    for number in found {
+        let Some(name) = number.path.first() else { continue };
+        let Some(field) = entity.fields.get(name) else { continue };
+        if violations.iter().any(|v| v.field.as_deref() == Some(name.as_str())) {
+            continue;
+        }
+        let message = match &field.kind {
+            FieldType::Json => format!(
+                "\"{name}\" holds {} at {}, a number that would be stored as another one; send it as a string, or with at most 15 significant digits",
+                number.text,
+                number.place()
+            ),
+            _ => format!(
+                "\"{name}\" is {}, a number that would be stored as another one; send at most 15 significant digits, or a whole number within ±2^53",
+                number.text
+            ),
+        };
+        violations.push(
+            Violation::new(ErrorCode::OutOfRange, message)
+                .field(name.clone())
+                .expected("a number that is stored exactly as written")
+                .got(Value::String(number.text.clone())),
+        );
+    }
+}
+
 /// The largest whole number every store and client keeps exactly (2^53).
 pub const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 

@@ -57,6 +57,9 @@ pub struct WriteOptions {
     pub shape: Shape,
     /// Files for `binary` fields (multipart uploads).
     pub files: Vec<files::Upload>,
+    /// Numbers of the body, as the caller wrote it, that its parse could not
+    /// keep (`crate::number`): each is refused by the guard, by its field.
+    pub inexact: Vec<crate::number::Inexact>,
 }
 
 /// The longest `Idempotency-Key` accepted.
@@ -382,7 +385,8 @@ pub async fn create(
     let ent = entity(app, entity_name)?;
     let rule = rules::rule(app, caller, entity_name, rules::Action::Create)?;
     let (fields_body, secret) = users_secrets(app, caller, entity_name, body, None).await?;
-    let accepted = guarded(app, entity_name, ent, &fields_body, Mode::Create, &meta(entity_name, None)).await;
+    let accepted =
+        guarded(app, entity_name, ent, &fields_body, Mode::Create, &meta(entity_name, None), &opts.inexact).await;
     let (planned, file_violations) = files::check(entity_name, ent, &opts.files);
     let mut extra = secret.violations;
     extra.extend(file_violations);
@@ -422,7 +426,8 @@ pub async fn update(
     }
     let rule = rules::rule(app, caller, entity_name, rules::Action::Update)?;
     let (fields_body, secret) = users_secrets(app, caller, entity_name, body, Some(id)).await?;
-    let accepted = guarded(app, entity_name, ent, &fields_body, Mode::Update, &meta(entity_name, Some(id))).await;
+    let accepted =
+        guarded(app, entity_name, ent, &fields_body, Mode::Update, &meta(entity_name, Some(id)), &opts.inexact).await;
     let (planned, file_violations) = files::check(entity_name, ent, &opts.files);
     let mut extra = secret.violations;
     extra.extend(file_violations);
@@ -768,8 +773,10 @@ async fn guarded(
     body: &Value,
     mode: Mode,
     meta: &Map<String, Value>,
+    inexact: &[crate::number::Inexact],
 ) -> Result<guard::Accepted, Error> {
     let (accepted, mut violations) = guard::inspect_body(entity_name, ent, body, mode, meta);
+    guard::inexact(ent, inexact, &mut violations);
     if violations.is_empty() {
         return Ok(accepted);
     }
@@ -870,6 +877,8 @@ pub async fn receipts(app: &Arc<App>, since: Option<&str>, limit: u64) -> Result
 pub struct Form {
     pub payloads: Vec<Map<String, Value>>,
     pub texts: indexmap::IndexMap<String, Vec<String>>,
+    /// The numbers of the `@jsonPayload` parts that their parse could not keep.
+    pub inexact: Vec<crate::number::Inexact>,
 }
 
 /// The record a form carries, for the guard. A form's values are text, so
@@ -880,8 +889,9 @@ pub struct Form {
 /// reads a form; a list field's single value is a list of one. Every
 /// `@jsonPayload` is merged (the SDK sends one per object value); a field
 /// given twice across them and the text parts is refused, never one picked.
-pub fn form_body(app: &App, entity_name: &str, form: Form) -> Result<Value, Error> {
+pub fn form_body(app: &App, entity_name: &str, form: Form) -> Result<(Value, Vec<crate::number::Inexact>), Error> {
     let ent = entity(app, entity_name)?;
+    let mut inexact = form.inexact;
     let mut values = Map::new();
     let mut problems = Vec::new();
     let twice = |name: &str, problems: &mut Vec<protocol::Violation>| {
@@ -912,7 +922,17 @@ pub fn form_body(app: &App, entity_name: &str, form: Form) -> Result<Value, Erro
             (Some(FieldType::ListEnum { .. } | FieldType::ListRef { .. }), all) => {
                 Value::Array(all.iter().cloned().map(Value::String).collect())
             }
-            (Some(kind), [one]) => form_value(kind, one),
+            (Some(kind), [one]) => {
+                let value = form_value(kind, one);
+                // A number read from text is held to what the text says, as
+                // one in JSON is: `"18446744073709551617"` is no double.
+                let t = one.trim();
+                if value.is_number() && serde_json::from_str::<serde_json::Number>(t).is_ok() && !crate::number::kept(t)
+                {
+                    inexact.push(crate::number::Inexact { path: vec![name.clone()], text: t.to_owned() });
+                }
+                value
+            }
             (_, [one]) => Value::String(one.clone()),
             (_, all) => Value::Array(all.iter().cloned().map(Value::String).collect()),
         };
@@ -921,7 +941,7 @@ pub fn form_body(app: &App, entity_name: &str, form: Form) -> Result<Value, Erro
     if !problems.is_empty() {
         return Err(Error::Invalid(problems));
     }
-    Ok(Value::Object(values))
+    Ok((Value::Object(values), inexact))
 }
 
 /// One form value read as `kind` writes it, or left as text.

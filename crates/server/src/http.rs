@@ -331,6 +331,16 @@ pub fn request_parts(app: &App, headers: &HeaderMap, query: Option<&str>) -> Opt
 /// The body is read as JSON whatever the declared type (curl's `-d` sends a
 /// form type), except multipart, which carries files.
 pub fn json_body(headers: &HeaderMap, body: &Bytes) -> ApiResult<Value> {
+    let (value, inexact) = record_body(headers, body)?;
+    if !inexact.is_empty() {
+        return Err(ApiError(Error::Invalid(a2app_core::number::violations(&inexact))));
+    }
+    Ok(value)
+}
+
+/// [`json_body`] for a record's values, with the numbers its parse could not
+/// keep, which the guard refuses by field with the rest of what it finds.
+pub fn record_body(headers: &HeaderMap, body: &Bytes) -> ApiResult<(Value, Vec<a2app_core::number::Inexact>)> {
     if let Some(ct) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok())
         && ct.starts_with("multipart/")
     {
@@ -345,13 +355,14 @@ pub fn json_body(headers: &HeaderMap, body: &Bytes) -> ApiResult<Value> {
         return Err(ApiError(Error::PayloadTooLarge(MAX_BODY)));
     }
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Object(Default::default()));
+        return Ok((Value::Object(Default::default()), Vec::new()));
     }
-    serde_json::from_slice(body).map_err(|e| {
+    let value = serde_json::from_slice(body).map_err(|e| {
         let v = protocol::Violation::new(protocol::ErrorCode::InvalidJson, format!("the body is not valid JSON: {e}"))
             .expected("a JSON object");
         ApiError(Error::Invalid(vec![v]))
-    })
+    })?;
+    Ok((value, a2app_core::number::inexact(body)))
 }
 
 /// A JSON response with a ready-made header value.

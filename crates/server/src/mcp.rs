@@ -117,7 +117,10 @@ async fn gate(S(state): S<State>, request: Request, next: Next) -> Response {
                 },
                 None => request,
             };
-            let mut request = request;
+            let mut request = match numbers(request).await {
+                Ok(request) => request,
+                Err(refused) => return refused,
+            };
             request.extensions_mut().insert(caller);
             next.run(request).await
         }
@@ -126,6 +129,26 @@ async fn gate(S(state): S<State>, request: Request, next: Next) -> Response {
         Err(e) => http::ApiError(e).into_response(),
     }
 }
+
+/// The numbers of a JSON-RPC body that its parse (rmcp's, into doubles and
+/// 64-bit integers) cannot keep, as `Numbers` in the request's extensions:
+/// the tools refuse them by field where a record or params hold them.
+async fn numbers(request: Request) -> Result<Request, Response> {
+    let (mut parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, http::MAX_BODY)
+        .await
+        .map_err(|_| http::ApiError(Error::PayloadTooLarge(http::MAX_BODY)).into_response())?;
+    let found = a2app_core::number::inexact(&bytes);
+    if !found.is_empty() {
+        parts.extensions.insert(Numbers(found));
+    }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
+}
+
+/// The numbers of an MCP request's body that cannot be kept, from its root
+/// (`params.arguments.record.estimate`).
+#[derive(Clone, Debug)]
+pub(crate) struct Numbers(pub Vec<a2app_core::number::Inexact>);
 
 /// What an MCP request tells about its caller: as any request's, and the
 /// resource it addresses, this endpoint (a token bound to it works here).

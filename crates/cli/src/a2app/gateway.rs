@@ -20,6 +20,7 @@
 //! stdout carries the protocol and nothing else; logs go to stderr.
 
 pub mod approval;
+pub mod numbers;
 pub mod queue;
 pub mod tools;
 
@@ -57,6 +58,8 @@ pub struct Gateway {
     pub(crate) pending: approval::Pendings,
     /// Capabilities the person declined to consent to in this process.
     pub(crate) declined: queue::Declined,
+    /// Numbers of the host's calls that cannot be kept, read off stdin.
+    pub(crate) numbers: numbers::Noted,
 }
 
 impl Gateway {
@@ -76,6 +79,7 @@ impl Gateway {
             world,
             pending: approval::Pendings::default(),
             declined: queue::Declined::default(),
+            numbers: numbers::Noted::default(),
         }
     }
 
@@ -252,7 +256,8 @@ pub async fn serve(gateway: Gateway) -> u8 {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .try_init();
-    let running = match gateway.serve(rmcp::transport::io::stdio()).await {
+    let stdin = numbers::Reading::new(tokio::io::stdin(), gateway.numbers.clone());
+    let running = match gateway.serve((stdin, tokio::io::stdout())).await {
         Ok(running) => running,
         // stdin closed before a first request: the host (or a person's Ctrl-D) ended it.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return super::output::OK,

@@ -125,6 +125,43 @@ impl Gateway {
     }
 }
 
+impl Gateway {
+    /// Sends one line exactly as given (numbers JSON values cannot hold) and
+    /// returns the answer with id `id`.
+    fn raw(&mut self, id: u64, line: &str) -> Value {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let line = self.lines.recv_timeout(Duration::from_secs(30)).expect("an answer within 30 s");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+}
+
+/// Hardening issue, finding 3, through the gateway: rmcp parses the host's
+/// call into doubles before a tool sees it, so the gateway reads the numbers
+/// off stdin and refuses one no app would keep, by field, sending nothing.
+#[test]
+fn a_number_no_app_would_keep_is_refused_by_the_gateway_before_sending() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    let mut gw = Gateway::legacy(&home, &[], &[]);
+    gw.ok("create", json!({"app": "kanban", "entity": "lists", "record": {"name": "To Do"}}));
+    let before = gw.count("cards");
+    let line = r#"{"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {"name": "create", "arguments":
+        {"app": "kanban", "entity": "cards", "record": {"title": "x", "list": "To Do", "estimate": 18446744073709551617}}}}"#
+        .replace('\n', " ");
+    let answer = gw.raw(900, &line);
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "{answer}");
+    let error = &result["structuredContent"];
+    assert_eq!((error["code"].as_str(), error["field"].as_str()), (Some("out_of_range"), Some("estimate")), "{error}");
+    assert_eq!(gw.count("cards"), before, "nothing reached the app");
+}
+
 impl Drop for Gateway {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -1,6 +1,6 @@
 //! The PocketBase-compatible records API.
 
-use super::{ApiResult, State, caller_seeing, json_body, json_response, meaning_header};
+use super::{ApiResult, State, caller_seeing, json_response, meaning_header, record_body};
 use a2app_core::access::Intent;
 use a2app_core::files::Upload;
 use a2app_core::records::{self, ListParams, Shape, WriteOptions};
@@ -46,6 +46,7 @@ fn write_options(headers: &HeaderMap, shape: Shape) -> Result<WriteOptions, a2ap
         if_match: meaning_header(headers, "If-Match")?.map(|v| v.trim().trim_matches('"').to_owned()),
         shape,
         files: Vec::new(),
+        inexact: Vec::new(),
     })
 }
 
@@ -156,9 +157,10 @@ async fn write_input(
     request: Request,
 ) -> ApiResult<(a2app_core::caller::Caller, Value, WriteOptions)> {
     let caller = caller_seeing(state, headers, raw_query, Intent::Write).await?;
-    let (body, files) = write_body(state, entity, headers, request).await?;
+    let (body, files, inexact) = write_body(state, entity, headers, request).await?;
     let mut opts = write_options(headers, shape)?;
     opts.files = files;
+    opts.inexact = inexact;
     Ok((caller, body, opts))
 }
 
@@ -170,7 +172,7 @@ async fn write_body(
     entity: &str,
     headers: &HeaderMap,
     request: Request,
-) -> ApiResult<(Value, Vec<Upload>)> {
+) -> ApiResult<(Value, Vec<Upload>, Vec<a2app_core::number::Inexact>)> {
     let is_multipart = headers
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -182,7 +184,8 @@ async fn write_body(
         if bytes.len() > super::MAX_BODY {
             return Err(a2app_core::Error::PayloadTooLarge(super::MAX_BODY).into());
         }
-        return Ok((json_body(headers, &bytes)?, Vec::new()));
+        let (body, inexact) = record_body(headers, &bytes)?;
+        return Ok((body, Vec::new(), inexact));
     }
     let bad = |why: String| {
         a2app_core::Error::Invalid(vec![
@@ -208,7 +211,10 @@ async fn write_body(
             Some(filename) if filename.is_empty() && bytes.is_empty() => {}
             Some(filename) => files.push(Upload { field: name, filename, content_type, bytes: bytes.to_vec() }),
             None if name == "@jsonPayload" => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(Value::Object(map)) => form.payloads.push(map),
+                Ok(Value::Object(map)) => {
+                    form.inexact.extend(a2app_core::number::inexact(&bytes));
+                    form.payloads.push(map);
+                }
                 _ => return Err(bad("@jsonPayload must be a JSON object".into()).into()),
             },
             None => match String::from_utf8(bytes.to_vec()) {
@@ -227,7 +233,8 @@ async fn write_body(
     if !unreadable.is_empty() {
         return Err(a2app_core::Error::Invalid(unreadable).into());
     }
-    Ok((records::form_body(&state.app, entity, form)?, files))
+    let (body, inexact) = records::form_body(&state.app, entity, form)?;
+    Ok((body, files, inexact))
 }
 
 /// `GET /api/files/{entity}/{id}/{name}`: a stored file, as visible as its record.

@@ -353,11 +353,19 @@ pub(crate) async fn call(
             return Ok(failure(&Error::Invalid(unknown)));
         }
     }
+    // Numbers no tool may take as sent; a record's are the guard's to name.
+    let numbers = inexact_arguments(origin);
+    let (in_record, elsewhere): (Vec<_>, Vec<_>) = numbers
+        .into_iter()
+        .partition(|n| matches!(name, "create" | "update") && n.path.first().is_some_and(|p| p == "record"));
+    if !elsewhere.is_empty() {
+        return Ok(failure(&Error::Invalid(a2app_core::number::violations(&elsewhere))));
+    }
     let outcome = match name {
         "describe" => describe(app, &args),
         "query" => query(app, origin.caller, &args).await,
         "get" => get(app, origin.caller, &args).await,
-        "create" | "update" | "delete" => write(state, origin, name, &args).await,
+        "create" | "update" | "delete" => write(state, origin, name, &args, in_record).await,
         "show" => show(state, origin, &args).await,
         "run_operation" | "job_status" if !app.definition.operations.is_empty() => {
             operation(state, origin, name, &args).await
@@ -501,7 +509,25 @@ async fn get(app: &std::sync::Arc<App>, caller: &Caller, args: &Map<String, Valu
     Answer::json(records::view(app, caller, &entity, &id, &shape(args)?).await?)
 }
 
-async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, Value>) -> Result<Answer, Error> {
+/// The numbers of this call's arguments that cannot be kept, from the
+/// arguments' root (`record.estimate`).
+fn inexact_arguments(origin: &Call<'_>) -> Vec<a2app_core::number::Inexact> {
+    let Some(numbers) = origin.parts.extensions.get::<crate::mcp::Numbers>() else { return Vec::new() };
+    numbers
+        .0
+        .iter()
+        .filter(|n| n.path.len() > 2 && n.path[0] == "params" && n.path[1] == "arguments")
+        .map(|n| a2app_core::number::Inexact { path: n.path[2..].to_vec(), text: n.text.clone() })
+        .collect()
+}
+
+async fn write(
+    state: &State,
+    origin: &Call<'_>,
+    name: &str,
+    args: &Map<String, Value>,
+    in_record: Vec<a2app_core::number::Inexact>,
+) -> Result<Answer, Error> {
     // Writes need the agent token (or the app's own origin), as over HTTP.
     let caller = crate::mcp::caller(state, &origin.parts.headers, Intent::Write).await?;
     let app = &state.app;
@@ -509,6 +535,11 @@ async fn write(state: &State, origin: &Call<'_>, name: &str, args: &Map<String, 
     let opts = WriteOptions {
         key: text(args, "idempotencyKey")?,
         if_match: text(args, "ifMatch")?,
+        // The record's numbers, from the record's root.
+        inexact: in_record
+            .into_iter()
+            .map(|n| a2app_core::number::Inexact { path: n.path[1..].to_vec(), text: n.text })
+            .collect(),
         ..WriteOptions::default()
     };
     let record = || -> Result<Value, Error> {

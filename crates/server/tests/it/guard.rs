@@ -17,15 +17,32 @@ async fn list(t: &TestApp) -> String {
 /// POSTs `body` to cards; expects a 400 whose violations are exactly `want`,
 /// and that the number of cards did not change.
 async fn refused(t: &TestApp, body: Value, want: &[(&str, &str)]) -> Value {
-    let (_, before) = t.call("GET", "/api/collections/cards/records?skipTotal=0", None).await;
-    let (status, got) = t.call("POST", "/api/collections/cards/records", Some(body)).await;
+    refused_text(t, &body.to_string(), want).await
+}
+
+/// The number of cards stored; panics unless the count was read.
+async fn cards(t: &TestApp) -> i64 {
+    let (status, page) = t.call("GET", "/api/collections/cards/records?perPage=1", None).await;
+    assert_eq!(status, 200, "{page}");
+    page["totalItems"].as_i64().unwrap_or_else(|| panic!("no count in {page}"))
+}
+
+/// [`refused`] for a body sent as this exact text (numbers JSON values cannot hold).
+async fn refused_text(t: &TestApp, body: &str, want: &[(&str, &str)]) -> Value {
+    let before = cards(t).await;
+    let req = t
+        .http
+        .post(format!("{}/api/collections/cards/records", t.url))
+        .header("X-LUI-Token", &t.token)
+        .header("content-type", "application/json")
+        .body(body.to_owned());
+    let (status, got) = t.send(req, None).await;
     let want: Vec<(String, String)> = want.iter().map(|(c, f)| (c.to_string(), f.to_string())).collect();
     assert_eq!(status, 400, "{got}");
     assert_eq!((got["a2app"].as_bool(), got["ok"].as_bool()), (Some(true), Some(false)));
     assert_eq!(got["code"], want[0].0.as_str());
     assert_eq!(violations(&got), want);
-    let (_, after) = t.call("GET", "/api/collections/cards/records", None).await;
-    assert_eq!(before["totalItems"], after["totalItems"], "nothing was written");
+    assert_eq!(cards(t).await, before, "nothing was written");
     got
 }
 
@@ -205,4 +222,103 @@ fn rusqlite_exec(t: &TestApp, sql: &str) -> rusqlite::Connection {
     let db = rusqlite::Connection::open(t.app.definition.data_dir().join("data.db")).expect("open the database");
     db.execute_batch(sql).expect("the statement runs");
     db
+}
+
+/// Hardening issue, finding 3: numbers a double cannot hold were stored
+/// rounded with 200 (and the receipt repeated the rounded value). Each is
+/// refused `out_of_range` by its field, over HTTP, in a form and over MCP;
+/// inside a `json` field too, naming where.
+#[tokio::test]
+async fn numbers_that_would_be_stored_as_others_are_refused_by_field() {
+    let t = TestApp::kanban().await;
+    let l = list(&t).await;
+    for number in ["18446744073709551617", "123456789012345678901234567890", "9007199254740993.0", "9007199254740993e0"]
+    {
+        let body = format!(r#"{{"title": "x", "list": "{l}", "estimate": {number}}}"#);
+        let got = refused_text(&t, &body, &[("out_of_range", "estimate")]).await;
+        assert_eq!(got["got"], number, "the violation quotes the number as sent");
+        // An integer field says the same (once), whatever else is wrong.
+        let body = format!(r#"{{"title": 7, "list": "{l}", "points": {number}}}"#);
+        refused_text(&t, &body, &[("invalid_string", "title"), ("out_of_range", "points")]).await;
+        let body = format!(r#"{{"title": "x", "list": "{l}", "meta": {{"totals": [1, {number}]}}}}"#);
+        let got = refused_text(&t, &body, &[("out_of_range", "meta")]).await;
+        assert!(got["message"].as_str().unwrap().contains("meta.totals[1]"), "{got}");
+    }
+    // A whole number beyond 2^53 was refused already, and still is.
+    refused(&t, with(card(&l), "estimate", json!(9_007_199_254_740_993_u64)), &[("out_of_range", "estimate")]).await;
+    // Numbers that read back as sent are stored as sent.
+    let body = format!(r#"{{"title": "fine", "list": "{l}", "estimate": 0.1, "meta": {{"big": 9007199254740993}}}}"#);
+    let req = t
+        .http
+        .post(format!("{}/api/collections/cards/records", t.url))
+        .header("X-LUI-Token", &t.token)
+        .header("content-type", "application/json")
+        .body(body);
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let text = resp.text().await.unwrap();
+    assert!(text.contains(r#""estimate":0.1"#) && text.contains(r#""big":9007199254740993"#), "{text}");
+
+    // A form's text part is held to what it says.
+    let form = reqwest::multipart::Form::new()
+        .text("title", "form")
+        .text("list", l.clone())
+        .text("estimate", "18446744073709551617");
+    let before = cards(&t).await;
+    let (status, got) = t
+        .send(
+            t.http
+                .post(format!("{}/api/collections/cards/records", t.url))
+                .header("X-LUI-Token", &t.token)
+                .multipart(form),
+            None,
+        )
+        .await;
+    assert_eq!((status, violations(&got)), (400, crate::pairs(&[("out_of_range", "estimate")])), "{got}");
+    assert_eq!(cards(&t).await, before);
+
+    // An operation's params are held to it too, by name.
+    let req = t
+        .http
+        .post(format!("{}/api/ops/move_card", t.url))
+        .header("X-LUI-Token", &t.token)
+        .header("content-type", "application/json")
+        .body(format!(r#"{{"card": "abc", "list": "{l}", "position": 9007199254740993.0}}"#));
+    let (status, got) = t.send(req, None).await;
+    assert_eq!((status, violations(&got)), (400, crate::pairs(&[("out_of_range", "position")])), "{got}");
+
+    // MCP: the create tool names the field; other arguments are refused too.
+    let call = |arguments: &str| {
+        let body = format!(
+            r#"{{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {{"name": "create", "arguments": {arguments},
+                "_meta": {{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {{}}}}}}}}"#
+        );
+        t.http
+            .post(format!("{}/mcp", t.url))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "create")
+            .header("authorization", format!("Bearer {}", t.token))
+            .header("content-type", "application/json")
+            .body(body)
+    };
+    let (status, got) = t
+        .send(
+            call(&format!(
+                r#"{{"entity": "cards", "record": {{"title": "m", "list": "{l}", "estimate": 18446744073709551617}}}}"#
+            )),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{got}");
+    let result = &got["result"];
+    assert_eq!(result["isError"], true, "{got}");
+    assert_eq!(violations(&result["structuredContent"]), crate::pairs(&[("out_of_range", "estimate")]));
+    let (_, got) = t
+        .send(call(r#"{"entity": "cards", "record": {}, "idempotencyKey": 123456789012345678901234567890}"#), None)
+        .await;
+    assert_eq!(got["result"]["isError"], true, "{got}");
+    assert_eq!(cards(&t).await, before);
 }

@@ -152,6 +152,29 @@ pub async fn call(
             return Ok(CallToolResponse::Complete(failure(Failure::problems(unknown))));
         }
     }
+    // A number no app would keep as sent is refused here, by field (a
+    // record's) or by argument, before anything reaches an app.
+    let numbers = gw.numbers.take(&ctx.id);
+    if !numbers.is_empty() {
+        let problems = numbers
+            .iter()
+            .map(|n| {
+                let field = match n.path.as_slice() {
+                    [record, field, ..] if record == "record" => field.clone(),
+                    [argument, ..] => argument.clone(),
+                    [] => String::new(),
+                };
+                coerce::Problem::new(
+                    protocol::ErrorCode::OutOfRange,
+                    format!("{} is {}, a number that would be stored as another one", n.place(), n.text),
+                )
+                .field(&field)
+                .got(serde_json::Value::String(n.text.clone()))
+                .fix("send at most 15 significant digits, or a whole number within ±2^53")
+            })
+            .collect();
+        return Ok(CallToolResponse::Complete(failure(Failure::problems(problems))));
+    }
     let outcome = match name {
         "apps" => apps(gw).await.map(Step::from),
         "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status" | "whoami"
