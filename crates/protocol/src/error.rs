@@ -43,6 +43,8 @@ error_codes! {
     ReadOnlyField = ("read_only_field", 400),
     RequiredField = ("required_field", 400),
     InvalidString = ("invalid_string", 400),
+    // Text holding a control character a person cannot see (not tab or newline).
+    InvalidText = ("invalid_text", 400),
     InvalidNumber = ("invalid_number", 400),
     InvalidBoolean = ("invalid_boolean", 400),
     InvalidDate = ("invalid_date", 400),
@@ -70,6 +72,11 @@ error_codes! {
     InvalidQuery = ("invalid_query", 400),
     // An `expand` whose answer would pass the per-answer budget of records or bytes.
     ExpandTooLarge = ("expand_too_large", 400),
+    // Requests the HTTP layer could not read: a target past 64 KiB, a head
+    // past the read buffer, bytes that are no HTTP request.
+    UriTooLong = ("uri_too_long", 414),
+    HeadersTooLarge = ("headers_too_large", 431),
+    MalformedRequest = ("malformed_request", 400),
     // A2UI surfaces: messages checked against the catalog the app draws.
     UnknownSurface = ("unknown_surface", 404),
     UnknownComponent = ("unknown_component", 400),

@@ -9,6 +9,7 @@
 
 pub mod backend;
 pub mod http;
+pub mod listener;
 pub mod mcp;
 pub mod realtime;
 
@@ -32,17 +33,9 @@ pub async fn run(
     let scheduler = tokio::spawn(a2app_core::schedule::run(Arc::clone(&app), async move {
         let _ = stopped.await;
     }));
-    // Nagle's algorithm would hold a small SSE frame or response back while an
-    // earlier one waits for a (possibly delayed) ACK; every frame here is
-    // complete when written, so it goes out at once.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
     // The connecting address is where a request came from (`http::source`).
-    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let served = axum::serve(listener, service).with_graceful_shutdown(shutdown).await;
+    let service = router.into_make_service_with_connect_info::<listener::Peer>();
+    let served = axum::serve(listener::Listener(listener), service).with_graceful_shutdown(shutdown).await;
     let _ = stop.send(());
     let _ = scheduler.await;
     served

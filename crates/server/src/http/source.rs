@@ -13,7 +13,7 @@ use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::HeaderMap;
 use axum::http::request::Parts;
 use std::convert::Infallible;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
 /// A request's network source, as text (`203.0.113.7`, `2001:db8:1:2::/64`);
 /// empty when the connection's address is not known (a router driven
@@ -24,7 +24,7 @@ impl FromRequestParts<State> for Source {
     type Rejection = Infallible;
 
     async fn from_request_parts(parts: &mut Parts, state: &State) -> Result<Source, Infallible> {
-        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+        let peer = parts.extensions.get::<ConnectInfo<crate::listener::Peer>>().map(|c| c.0.0.ip());
         let trusted = &state.app.definition.config.http.trusted_proxies;
         Ok(Source(peer.map(|ip| key(behind(ip, &parts.headers, trusted))).unwrap_or_default()))
     }
