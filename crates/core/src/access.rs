@@ -65,6 +65,16 @@ pub async fn authorize(app: &std::sync::Arc<App>, creds: &Credentials, intent: I
     let mut caller = identify(app, creds, intent)?;
     caller.request = creds.request.clone();
     let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
+    // A credential that is there is never read as absent: in a single-user
+    // app `Authorization` holds the agent token or nothing of the app's.
+    if !multi
+        && creds.authorization.as_deref().is_some_and(|t| !constant_time_eq(t.as_bytes(), app.agent_token.as_bytes()))
+    {
+        return Err(Error::Unauthorized(
+            "the Authorization header holds no credential of this app: send the agent token, a grant's token, or none"
+                .into(),
+        ));
+    }
     if let Some(token) =
         creds.authorization.as_deref().filter(|t| multi && !constant_time_eq(t.as_bytes(), app.agent_token.as_bytes()))
     {

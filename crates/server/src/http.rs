@@ -40,13 +40,15 @@ pub struct State {
     pub realtime: Arc<Realtime>,
     /// When the discovery documents last changed.
     pub started: Arc<discovery::Started>,
+    /// Who opened each legacy-era MCP session.
+    pub mcp_sessions: Arc<crate::mcp::sessions::Sessions>,
 }
 
 impl State {
     pub fn new(app: Arc<App>, port: u16) -> State {
         let realtime = Arc::new(Realtime::new(&app));
         let started = Arc::new(discovery::Started::of(&app));
-        State { app, port, realtime, started }
+        State { app, port, realtime, started, mcp_sessions: Arc::default() }
     }
 }
 
@@ -166,8 +168,18 @@ impl IntoResponse for ApiError {
         let body = self.0.to_body();
         let status = StatusCode::from_u16(body.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut response = (status, axum::Json(body)).into_response();
-        if let Error::RateLimited(secs) = self.0 {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        match self.0 {
+            Error::RateLimited(secs) => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            }
+            // A 401 names how to authenticate (RFC 9110 §11.6.1); MCP's
+            // challenge replaces it with where to sign in.
+            Error::Unauthorized(_) => {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"a2app\""));
+            }
+            _ => {}
         }
         response
     }
@@ -230,6 +242,12 @@ pub fn credentials(state: &State, headers: &HeaderMap) -> Result<Credentials, Er
     credentials_seeing(state, headers, None)
 }
 
+/// Whether `word` is an auth scheme's name (RFC 9110 §11.1: a token), as in
+/// `Basic dXNlcjpw`: a bare token of the app's has no space in it.
+fn is_scheme(word: &str) -> bool {
+    !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
 /// [`credentials`] of a request whose query string a filter or rule may read.
 fn credentials_seeing(state: &State, headers: &HeaderMap, query: Option<&str>) -> Result<Credentials, Error> {
     // The header's text; `Err` when it is there but not printable ASCII.
@@ -244,11 +262,14 @@ fn credentials_seeing(state: &State, headers: &HeaderMap, query: Option<&str>) -
         })
     };
     // PocketBase clients send the bare token; MCP hosts send `Bearer <token>`.
-    // The scheme is case-insensitive (RFC 9110 §11.1).
+    // The scheme is case-insensitive (RFC 9110 §11.1). Another scheme
+    // (`Basic …`) is for a proxy in front of the app, which may pass it on:
+    // no credential of the app's has one.
     let authorization = credential("Authorization", "authorization")?
-        .map(|a| match a.get(..7) {
-            Some(scheme) if scheme.eq_ignore_ascii_case("bearer ") => a[7..].to_owned(),
-            _ => a,
+        .and_then(|a| match a.split_once(' ') {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Some(token.trim().to_owned()),
+            Some((scheme, _)) if is_scheme(scheme) => None,
+            _ => Some(a),
         })
         .filter(|a| !a.trim().is_empty());
     let token = match credential("X-LUI-Token", "x-lui-token")? {

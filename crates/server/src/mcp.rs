@@ -12,6 +12,7 @@
 
 pub mod prompts;
 pub mod resources;
+pub mod sessions;
 pub mod tools;
 pub mod view;
 
@@ -121,8 +122,24 @@ async fn gate(S(state): S<State>, request: Request, next: Next) -> Response {
                 Ok(request) => request,
                 Err(refused) => return refused,
             };
+            // A session is its opener's alone: anyone else is told, as for
+            // an id never issued, that there is no such session.
+            let owner = sessions::owner(&caller);
+            let session = request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            if let Some(id) = &session
+                && !state.mcp_sessions.allows(id, &owner)
+            {
+                return rpc_error(axum::http::StatusCode::NOT_FOUND, -32001, "Session not found");
+            }
+            let ending = request.method() == axum::http::Method::DELETE;
             request.extensions_mut().insert(caller);
-            next.run(request).await
+            let response = rpc_errors(next.run(request).await).await;
+            match (&session, response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())) {
+                (None, Some(opened)) => state.mcp_sessions.opened(opened, owner),
+                (Some(id), _) if ending && response.status().is_success() => state.mcp_sessions.ended(id),
+                _ => {}
+            }
+            response
         }
         // A refused credential always learns where to sign in again.
         Err(e @ Error::Unauthorized(_)) => challenge(&state, base.as_deref(), e, Some("invalid_token")),
@@ -132,17 +149,67 @@ async fn gate(S(state): S<State>, request: Request, next: Next) -> Response {
 
 /// The numbers of a JSON-RPC body that its parse (rmcp's, into doubles and
 /// 64-bit integers) cannot keep, as `Numbers` in the request's extensions:
-/// the tools refuse them by field where a record or params hold them.
+/// the tools refuse them by field where a record or params hold them. A
+/// body that is no JSON is JSON-RPC's parse error, as a client expects.
 async fn numbers(request: Request) -> Result<Request, Response> {
     let (mut parts, body) = request.into_parts();
     let bytes = axum::body::to_bytes(body, http::MAX_BODY)
         .await
         .map_err(|_| http::ApiError(Error::PayloadTooLarge(http::MAX_BODY)).into_response())?;
+    if parts.method == axum::http::Method::POST
+        && let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes)
+    {
+        return Err(rpc_error(axum::http::StatusCode::BAD_REQUEST, -32700, &format!("Parse error: {e}")));
+    }
     let found = a2app_core::number::inexact(&bytes);
     if !found.is_empty() {
         parts.extensions.insert(Numbers(found));
     }
     Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
+}
+
+/// A JSON-RPC error answer with no request id (the request could not be
+/// read, or names no session of its caller's).
+fn rpc_error(status: axum::http::StatusCode, code: i64, message: &str) -> Response {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
+}
+
+/// rmcp refuses some requests in plain text (an unknown session, a wrong
+/// `Accept` or content type): each becomes a JSON-RPC error with its status,
+/// so every answer from `/mcp` is JSON-RPC.
+async fn rpc_errors(response: Response) -> Response {
+    let status = response.status();
+    let json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| {
+        let v = v.as_bytes();
+        v.starts_with(b"application/json") || v.starts_with(b"text/event-stream")
+    });
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let code = match status.as_u16() {
+        404 => -32001,
+        500..=599 => -32603,
+        _ => -32600,
+    };
+    let message = match String::from_utf8_lossy(&text).trim() {
+        "" => status.canonical_reason().unwrap_or("Invalid Request").to_owned(),
+        said if status.is_server_error() => {
+            tracing::error!(%said, "mcp transport error");
+            "Internal error".to_owned()
+        }
+        said => said.chars().take(300).collect(),
+    };
+    let mut answer = rpc_error(status, code, &message);
+    // Keep what the transport said about the answer (Allow, WWW-Authenticate).
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
 }
 
 /// The numbers of an MCP request's body that cannot be kept, from its root

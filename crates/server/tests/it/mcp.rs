@@ -712,3 +712,135 @@ async fn an_expand_past_the_budget_is_refused_by_the_query_tool() {
     let (_, page) = t.call("GET", "/api/collections/cards/records?filter=title='one more'", None).await;
     assert_eq!(page["totalItems"], 1);
 }
+
+/// A legacy request with `headers` (beyond the protocol's own) in `session`.
+async fn legacy_with(
+    t: &TestApp,
+    method: &str,
+    body: Option<Value>,
+    session: &str,
+    headers: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut req = t
+        .http
+        .request(method.parse().unwrap(), format!("{}/mcp", t.url))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    if let Some(body) = body {
+        req = req.header("content-type", "application/json").body(body.to_string());
+    }
+    req.send().await.unwrap()
+}
+
+/// Hardening issue, finding 4: `DELETE /mcp` with only the id of a session
+/// opened with the agent token ended it. A session is its opener's alone:
+/// anyone else is told there is no such session, and it lives on.
+#[tokio::test]
+async fn only_the_credential_that_opened_a_session_ends_it() {
+    let t = TestApp::kanban().await;
+    let bearer = format!("Bearer {}", t.token);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let resp = t
+        .http
+        .post(format!("{}/mcp", t.url))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("authorization", &bearer)
+        .body(init.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let owner = [("authorization", bearer.as_str())];
+    assert_eq!(legacy_with(&t, "POST", Some(done), &session, &owner).await.status(), 202);
+
+    // Someone with the id alone: as if there were no such session.
+    for method in ["DELETE", "POST"] {
+        let body = (method == "POST").then(|| json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+        let resp = legacy_with(&t, method, body, &session, &[]).await;
+        assert_eq!(resp.status(), 404, "{method}");
+        let answer: Value = resp.json().await.unwrap();
+        assert_eq!(
+            (answer["jsonrpc"].as_str(), answer["error"]["code"].as_i64()),
+            (Some("2.0"), Some(-32001)),
+            "{answer}"
+        );
+    }
+    // The session lives on for its opener, who ends it.
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+    assert_eq!(legacy_with(&t, "POST", Some(list.clone()), &session, &owner).await.status(), 200);
+    assert!(legacy_with(&t, "DELETE", None, &session, &owner).await.status().is_success());
+    let gone = legacy_with(&t, "POST", Some(list), &session, &owner).await;
+    assert_eq!(gone.status(), 404);
+    let answer: Value = gone.json().await.unwrap();
+    assert_eq!(answer["error"]["code"], -32001, "an unknown session is a JSON-RPC error too: {answer}");
+}
+
+/// Hardening issue, findings 5 and 6: a wrong `Authorization: Bearer` was
+/// read as no credential (`whoami` said anonymous; MCP opened a session); a
+/// body that is no JSON got a plain-text 415.
+#[tokio::test]
+async fn a_wrong_bearer_is_refused_and_a_broken_body_is_a_parse_error() {
+    let t = TestApp::kanban().await;
+    let wrong = [("authorization", "Bearer wrong-token")];
+    let req = t.http.get(format!("{}/api/_a2app/whoami", t.url)).header("authorization", "Bearer wrong-token");
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 401);
+    assert_eq!(resp.headers()["www-authenticate"], "Bearer realm=\"a2app\"");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["code"], "unauthorized");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let (status, body) = rpc(&t, &wrong, "tools/list", json!({})).await;
+    assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")), "{body}");
+    let resp = t
+        .http
+        .post(format!("{}/mcp", t.url))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("authorization", "Bearer wrong-token")
+        .body(init.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    assert!(resp.headers().contains_key("www-authenticate"));
+    assert!(!resp.headers().contains_key("mcp-session-id"), "no session opened");
+    // A proxy's own scheme is not the app's credential: read as none.
+    let req = t.http.get(format!("{}/api/_a2app/whoami", t.url)).header("authorization", "Basic dXNlcjpwYXNz");
+    let (status, who) = t.send(req, None).await;
+    assert_eq!((status, who["kind"].as_str()), (200, Some("anonymous")), "{who}");
+
+    let resp = t
+        .http
+        .post(format!("{}/mcp", t.url))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let answer: Value = resp.json().await.unwrap();
+    assert_eq!((answer["jsonrpc"].as_str(), answer["error"]["code"].as_i64()), (Some("2.0"), Some(-32700)), "{answer}");
+    // A body of another type is refused in JSON-RPC's words too.
+    let resp = t
+        .http
+        .post(format!("{}/mcp", t.url))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let answer: Value = resp.json().await.unwrap();
+    assert_eq!((status, answer["error"]["code"].as_i64()), (415, Some(-32600)), "{answer}");
+}
