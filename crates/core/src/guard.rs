@@ -197,6 +197,15 @@ pub fn check_value(name: &str, field: &Field, value: &Value) -> Result<Value, Vi
                     format!("\"{name}\" must be a string, got {}", json_kind(value)),
                 ));
             };
+            if let Some((at, c)) = protocol::text::stray_control(s) {
+                return Err(bad(
+                    ErrorCode::InvalidText,
+                    format!(
+                        "\"{name}\" holds the control character U+{:04X} at character {at}; text takes tabs and line breaks, no other control characters",
+                        u32::from(c)
+                    ),
+                ));
+            }
             let len = s.chars().count() as u64;
             if let Some(max) = max
                 && len > *max

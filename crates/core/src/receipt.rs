@@ -74,6 +74,12 @@ pub fn generate(ctx: &Context<'_>, row: &Row, label: &dyn Fn(&str, &str) -> Opti
         ("delete", _) => format!("Deleted \"{name}\" from {}", ctx.entity),
         _ => format!("{} {} {id}", ctx.action, ctx.entity),
     };
+    // A person trusts this sentence: what reorders or hides text in a
+    // record's values is shown escaped, never applied.
+    let text = match protocol::text::visible(&text) {
+        std::borrow::Cow::Owned(shown) => shown,
+        std::borrow::Cow::Borrowed(_) => text,
+    };
     Receipt {
         text,
         action: ctx.action.to_owned(),

@@ -322,3 +322,30 @@ async fn numbers_that_would_be_stored_as_others_are_refused_by_field() {
     assert_eq!(got["result"]["isError"], true, "{got}");
     assert_eq!(cards(&t).await, before);
 }
+
+/// Hardening issue, finding 7: a bell and a NUL were stored in titles, and a
+/// right-to-left override turned the receipt a person reads backwards.
+/// Control characters are refused by field; an override is stored as sent
+/// (right-to-left text needs its marks) but every receipt shows it escaped.
+#[tokio::test]
+async fn control_characters_are_refused_and_receipts_show_overrides_escaped() {
+    let t = TestApp::kanban().await;
+    let l = list(&t).await;
+    for title in ["a\u{202e}b\u{7}c", "a\u{0}b", "lone\rreturn"] {
+        let got = refused(&t, with(card(&l), "title", json!(title)), &[("invalid_text", "title")]).await;
+        assert!(got["message"].as_str().unwrap().contains("control character U+"), "{got}");
+    }
+    // Several text fields at once, every one named.
+    let body = json!({"title": "x\u{1b}[2K", "list": l, "description": "y\u{8}"});
+    refused(&t, body, &[("invalid_text", "title"), ("invalid_text", "description")]).await;
+    // Tabs and line breaks (CRLF too) are text.
+    t.create("cards", json!({"title": "Two\tcolumns", "list": l, "description": "line\r\nline\nline"})).await;
+
+    let stored = t.create("cards", json!({"title": "a\u{202e}b", "list": l})).await;
+    assert_eq!(stored["title"], "a\u{202e}b", "the value is stored as sent");
+    assert_eq!(stored["_receipt"]["text"], "Added \"a\\u{202e}b\" to To Do");
+    let (_, feed) = t.call("GET", "/api/_a2app/receipts?limit=1000", None).await;
+    let texts: Vec<&str> = feed["items"].as_array().unwrap().iter().filter_map(|r| r["text"].as_str()).collect();
+    assert!(texts.contains(&"Added \"a\\u{202e}b\" to To Do"), "{texts:?}");
+    assert!(texts.iter().all(|t| !t.contains('\u{202e}')), "{texts:?}");
+}
