@@ -77,6 +77,7 @@ async fn drive(
         password_hash: None,
         rule: None,
         on_commit: None,
+        modifiers: Vec::new(),
     };
     write(create("lists", "list0000000000".into(), serde_json::json!({"name": "Bench"}), None)).await??;
     let started = Instant::now();

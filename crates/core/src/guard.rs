@@ -150,9 +150,10 @@ fn matches_pattern(pattern: &str, text: &str) -> bool {
 /// or system fields) were refused by the guard by their own codes.
 pub fn inexact(entity: &Entity, found: &[crate::number::Inexact], violations: &mut Vec<Violation>) {
     for number in found {
-        let Some(name) = number.path.first() else { continue };
+        // `points+` is the number of `points`.
+        let Some(name) = number.path.first().map(|key| crate::modifier::field_of(entity, key)) else { continue };
         let Some(field) = entity.fields.get(name) else { continue };
-        if violations.iter().any(|v| v.field.as_deref() == Some(name.as_str())) {
+        if violations.iter().any(|v| v.field.as_deref() == Some(name)) {
             continue;
         }
         let message = match &field.kind {
@@ -168,7 +169,7 @@ pub fn inexact(entity: &Entity, found: &[crate::number::Inexact], violations: &m
         };
         violations.push(
             Violation::new(ErrorCode::OutOfRange, message)
-                .field(name.clone())
+                .field(name)
                 .expected("a number that is stored exactly as written")
                 .got(Value::String(number.text.clone())),
         );

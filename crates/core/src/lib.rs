@@ -24,6 +24,7 @@ pub mod guard;
 pub mod id;
 pub mod jobs;
 pub mod limits;
+pub mod modifier;
 pub mod number;
 pub mod oauth;
 pub mod operations;

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::guard::{self, Mode};
 use crate::realtime::{Action, Change};
 use crate::store::{ListQuery, OnCommit, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
-use crate::{datetime, files, filter, id, rules, schema};
+use crate::{datetime, files, filter, id, modifier, rules, schema};
 use protocol::ErrorCode;
 use protocol::grant::Scope;
 use protocol::page::Page;
@@ -385,12 +385,23 @@ pub async fn create(
     let ent = entity(app, entity_name)?;
     let rule = rules::rule(app, caller, entity_name, rules::Action::Create)?;
     let (fields_body, secret) = users_secrets(app, caller, entity_name, body, None).await?;
+    let (fields_body, modifiers, modifier_violations) = modifier::split(ent, &fields_body);
     let accepted =
         guarded(app, entity_name, ent, &fields_body, Mode::Create, &meta(entity_name, None), &opts.inexact).await;
     let (planned, file_violations) = files::check(entity_name, ent, &opts.files);
     let mut extra = secret.violations;
     extra.extend(file_violations);
+    extra.extend(modifier_violations);
+    // A create's modifiers start from an empty record.
+    let changed = match modifier::resolve(entity_name, ent, &Map::new(), &modifiers) {
+        Ok(values) => values,
+        Err(violations) => {
+            extra.extend(violations);
+            Map::new()
+        }
+    };
     let mut accepted = merge_violations(accepted, extra)?;
+    accepted.values.extend(changed);
     let id = accepted.id.clone().unwrap_or_else(id::ordered);
     for p in &planned {
         accepted.values.insert(p.field.clone(), Value::String(p.stored.clone()));
@@ -426,11 +437,13 @@ pub async fn update(
     }
     let rule = rules::rule(app, caller, entity_name, rules::Action::Update)?;
     let (fields_body, secret) = users_secrets(app, caller, entity_name, body, Some(id)).await?;
+    let (fields_body, modifiers, modifier_violations) = modifier::split(ent, &fields_body);
     let accepted =
         guarded(app, entity_name, ent, &fields_body, Mode::Update, &meta(entity_name, Some(id)), &opts.inexact).await;
     let (planned, file_violations) = files::check(entity_name, ent, &opts.files);
     let mut extra = secret.violations;
     extra.extend(file_violations);
+    extra.extend(modifier_violations);
     let mut accepted = merge_violations(accepted, extra)?;
     for p in &planned {
         accepted.values.insert(p.field.clone(), Value::String(p.stored.clone()));
@@ -439,6 +452,7 @@ pub async fn update(
     let replaced = replaced_files(app, entity_name, ent, id, &accepted.values).await?;
     let kind = WriteKind::Update { id: id.to_owned(), if_match: version(opts) };
     let mut write = new_write(app, caller, entity_name, kind, accepted.values, opts)?;
+    write.modifiers = modifiers;
     write.password_hash = secret.hash;
     write.rule = rule.map(|expr| RuleCheck { expr, ctx: rules::context(app, caller, "PATCH", Some(body)) });
     save_files(app, entity_name, id, planned.clone()).await?;
@@ -696,6 +710,7 @@ fn new_write(
         }),
         rule: None,
         on_commit: Some(feed(app, entity_name, action)),
+        modifiers: Vec::new(),
     })
 }
 

@@ -523,6 +523,10 @@ pub struct Write {
     pub rule: Option<RuleCheck>,
     /// Told of the write once it is durable, before its caller is answered.
     pub on_commit: Option<OnCommit>,
+    /// An update's set modifiers (`points+`), resolved against the stored
+    /// record inside the write's transaction and judged by the guard there
+    /// (`crate::modifier::resolve`), so concurrent increments all count.
+    pub modifiers: Vec<crate::modifier::Modifier>,
 }
 
 /// Called after the COMMIT that made a write durable, by the thread that ran

@@ -491,7 +491,9 @@ impl Store for SqliteStore {
         self.queue(
             move |conn| {
                 let claimed = claim_key(conn, &write)?;
-                let (row, action) = apply(conn, &cache, &schema, &write)?;
+                let resolved = modified(conn, &cache, &schema, &write)?;
+                let write = resolved.as_ref().unwrap_or(&write);
+                let (row, action) = apply(conn, &cache, &schema, write)?;
                 let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
                 if let Some(hash) = &write.password_hash {
                     users::set_password(conn, &id, hash)?;
@@ -506,7 +508,7 @@ impl Store for SqliteStore {
                     )?
                     .execute(rusqlite::params![write.entity, write.key, id, now])?;
                 }
-                let receipt = audit(conn, &cache, &schema, &write, &row, action)?;
+                let receipt = audit(conn, &cache, &schema, write, &row, action)?;
                 Ok(Written { row, receipt })
             },
             committed,
@@ -771,6 +773,19 @@ fn audit(
     )?
     .execute(rusqlite::params![receipt.at, write.entity, receipt.id, action, write.agent, write.caller, text])?;
     Ok(receipt)
+}
+
+/// An update with set modifiers, as the plain write they make of the record
+/// as stored now, in the writer's transaction: nothing can change it between
+/// this read and the write. `None` for a write without modifiers.
+fn modified(conn: &Connection, cache: &SqlCache, schema: &Schema, write: &Write) -> Result<Option<Write>, StoreError> {
+    let WriteKind::Update { id, .. } = &write.kind else { return Ok(None) };
+    if write.modifiers.is_empty() {
+        return Ok(None);
+    }
+    let ent = entity(schema, &write.entity)?;
+    let current = read_by_id(conn, cache, &write.entity, ent, id)?.ok_or(StoreError::NotFound)?;
+    verify::modified(ent, write, &current).map(Some)
 }
 
 /// One write, inside the writer's transaction: the row as read back, and the action.

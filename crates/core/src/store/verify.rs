@@ -23,6 +23,20 @@ pub(crate) fn version_matches(if_match: Option<&str>, current: &Map<String, Valu
     }
 }
 
+/// The plain write an update's modifiers make of `current`, each result
+/// judged by the guard (`crate::modifier::resolve`).
+pub(crate) fn modified(
+    entity: &protocol::schema::Entity,
+    write: &crate::store::Write,
+    current: &Map<String, Value>,
+) -> Result<crate::store::Write, StoreError> {
+    let changed =
+        crate::modifier::resolve(&write.entity, entity, current, &write.modifiers).map_err(StoreError::Unstorable)?;
+    let mut values = write.values.clone();
+    values.extend(changed);
+    Ok(crate::store::Write { values, modifiers: Vec::new(), ..write.clone() })
+}
+
 /// Compares every written value with what storage holds now.
 pub(crate) fn read_back(written: &Map<String, Value>, row: &Map<String, Value>) -> Result<(), StoreError> {
     let violations: Vec<Violation> = written

@@ -241,3 +241,72 @@ async fn unknown_entities_bad_json_and_methods_get_the_envelope() {
     let (status, body) = t.send(req, None).await;
     assert_eq!((status, body["code"].as_str()), (413, Some("payload_too_large")));
 }
+
+/// Hardening issue, finding 8: PocketBase's set modifiers (`points+`,
+/// `+labels`, `labels-`) were refused as unknown fields. They are applied to
+/// the stored value inside the write's transaction, the result is guarded
+/// as if sent, and the receipt shows it.
+#[tokio::test]
+async fn set_modifiers_change_numbers_and_lists_atomically() {
+    let t = TestApp::kanban().await;
+    let list = t.create("lists", json!({"name": "To Do"})).await;
+    let ann = t.create("members", json!({"name": "Ann"})).await;
+    let bob = t.create("members", json!({"name": "Bob"})).await;
+    let (ann, bob) = (ann["id"].as_str().unwrap(), bob["id"].as_str().unwrap());
+    let card = t
+        .create(
+            "cards",
+            json!({"title": "Count", "list": list["id"], "points+": 5, "labels+": ["bug"], "assignees+": ann}),
+        )
+        .await;
+    assert_eq!(
+        (card["points"].as_i64(), card["labels"].clone(), card["assignees"].clone()),
+        (Some(5), json!(["bug"]), json!([ann]))
+    );
+    let path = format!("/api/collections/cards/records/{}", card["id"].as_str().unwrap());
+
+    let (status, got) = t
+        .call("PATCH", &path, Some(json!({"points-": 2, "+labels": ["docs"], "labels+": "chore", "assignees+": [bob]})))
+        .await;
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(got["points"], 3);
+    assert_eq!(got["labels"], json!(["docs", "bug", "chore"]));
+    assert_eq!(got["assignees"], json!([ann, bob]));
+    assert_eq!(
+        got["_receipt"]["text"],
+        "Updated \"Count\": points → 3, labels → docs, bug, chore, assignees → Ann, Bob"
+    );
+    let (_, got) =
+        t.call("PATCH", &path, Some(json!({"labels-": ["bug", "docs"], "assignees-": ann, "estimate+": 0.5}))).await;
+    assert_eq!(
+        (got["labels"].clone(), got["assignees"].clone(), got["estimate"].as_f64()),
+        (json!(["chore"]), json!([bob]), Some(0.5))
+    );
+
+    // The result is guarded: past the field's range, a ref that is no record.
+    for (body, want) in [
+        (json!({"points+": 98}), ("out_of_range", "points")),
+        (json!({"points-": 4}), ("out_of_range", "points")),
+        (json!({"assignees+": "zzzzzzzzzzzzzzz"}), ("invalid_ref", "assignees")),
+        (json!({"labels+": "nope"}), ("invalid_enum", "labels")),
+        (json!({"title+": "x"}), ("unknown_field", "title")),
+        (json!({"points+": "1"}), ("invalid_number", "points")),
+        (json!({"points": 1, "points+": 1}), ("invalid_json", "points")),
+    ] {
+        let (status, refused) = t.call("PATCH", &path, Some(body.clone())).await;
+        assert_eq!(
+            (status, violations(&refused)),
+            (400, vec![(want.0.to_owned(), want.1.to_owned())]),
+            "{body}: {refused}"
+        );
+    }
+    let (_, now) = t.call("GET", &path, None).await;
+    assert_eq!((now["points"].as_i64(), now["labels"].clone()), (Some(3), json!(["chore"])), "nothing was written");
+
+    // Fifty agents add one at once: every one counts.
+    let adds = futures_util::future::join_all((0..50).map(|_| t.call("PATCH", &path, Some(json!({"points+": 1})))));
+    let statuses: Vec<u16> = adds.await.into_iter().map(|(s, _)| s).collect();
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    let (_, now) = t.call("GET", &path, None).await;
+    assert_eq!(now["points"], 53);
+}

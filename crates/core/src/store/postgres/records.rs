@@ -31,6 +31,19 @@ pub fn write(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) 
         // PostgreSQL store"): refusing is better than writing unchecked.
         return Err(StoreError::Internal("the PostgreSQL store does not check rules yet".into()).into());
     }
+    // Set modifiers read the record locked, so another node's increment
+    // waits for this one and then counts on top of it.
+    let resolved = match &write.kind {
+        WriteKind::Update { id, .. } if !write.modifiers.is_empty() => {
+            let ent = entity(schema, &write.entity)?;
+            let sql = cache.get(&write.entity, ent);
+            let current =
+                read(tx, &format!("{} FOR NO KEY UPDATE", sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
+            Some(verify::modified(ent, write, &current)?)
+        }
+        _ => None,
+    };
+    let write = resolved.as_ref().unwrap_or(write);
     unstorable(schema, write)?;
     let (row, action) = apply(tx, cache, schema, write)?;
     if let Some(hash) = &write.password_hash {

@@ -107,6 +107,7 @@ fn write(entity: &str, kind: WriteKind, values: serde_json::Value) -> Write {
         labels_from: None,
         rule: None,
         on_commit: None,
+        modifiers: Vec::new(),
     }
 }
 

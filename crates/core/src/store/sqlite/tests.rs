@@ -35,6 +35,7 @@ fn create(id: &str, title: &str) -> Write {
         labels_from: None,
         rule: None,
         on_commit: None,
+        modifiers: Vec::new(),
     }
 }
 
