@@ -71,6 +71,10 @@ pub struct Cli {
     /// Approve a destructive step (delete, a destructive operation) after it is shown.
     #[arg(long, visible_alias = "approve")]
     pub yes: bool,
+    /// `run`: the approval key of a destructive call a person of the app
+    /// approved on its page (apps that ask their own person, not the host's).
+    #[arg(long)]
+    pub approval: Option<String>,
     /// A PocketBase filter for a list, e.g. 'priority = "high"'.
     #[arg(long)]
     pub filter: Option<String>,

@@ -83,6 +83,9 @@ pub fn describe(app: &App) -> Describe {
             destructive: op.destructive,
             schedule: op.schedule.clone(),
             url: format!("/api/ops/{}", op.name),
+            consent: (op.destructive
+                && def.config.destructive_consent == crate::app::config::DestructiveConsent::Person)
+                .then(|| "person".to_owned()),
         })
         .collect();
     Describe {

@@ -59,8 +59,10 @@ pub enum Error {
     PayloadTooLarge(usize),
     /// A destructive operation ran without an approval: a person must confirm,
     /// then the call is repeated with `key`.
+    /// `person`: the key works once a person of the app approved the call
+    /// (`destructive_consent = "person"`), not when the caller's host did.
     #[error("approval required")]
-    ApprovalRequired { key: String, operation: String, params: Map<String, Value> },
+    ApprovalRequired { key: String, operation: String, params: Map<String, Value>, person: bool },
     /// An approval key that does not authorize this call; the message says why.
     #[error("approval refused: {0}")]
     ApprovalInvalid(String),
@@ -198,7 +200,7 @@ impl Error {
                 ErrorBody::new(code, format!("too many requests from this caller; retry in {secs} s")).with_extra("retryAfter", Value::from(*secs))
             }
             Error::PayloadTooLarge(limit) => ErrorBody::new(code, format!("the request body is larger than {limit} bytes")),
-            Error::ApprovalRequired { key, operation, params } => ErrorBody::new(
+            Error::ApprovalRequired { key, operation, params, person: false } => ErrorBody::new(
                 code,
                 format!(
                     "\"{operation}\" is destructive: a person must confirm it first. Show them the operation and its params, and once they agreed repeat the exact same call with the header X-A2App-Approval: {key}"
@@ -206,7 +208,19 @@ impl Error {
             )
             .with_extra("approvalKey", Value::from(key.clone()))
             .with_extra("operation", Value::from(operation.clone()))
-            .with_extra("params", Value::Object(params.clone())),
+            .with_extra("params", Value::Object(params.clone()))
+            .with_extra("consent", Value::from("host")),
+            Error::ApprovalRequired { key, operation, params, person: true } => ErrorBody::new(
+                code,
+                format!(
+                    "\"{operation}\" is destructive, and this app asks a person of its own to approve each such call: they approve this one on the app's page at /_/#approval={key} (or with agent-app approvals). Tell them so; once they approved, repeat the exact same call with the header X-A2App-Approval: {key}. Approving it yourself is not possible"
+                ),
+            )
+            .with_extra("approvalKey", Value::from(key.clone()))
+            .with_extra("operation", Value::from(operation.clone()))
+            .with_extra("params", Value::Object(params.clone()))
+            .with_extra("consent", Value::from("person"))
+            .with_extra("approvalUrl", Value::from(format!("/_/#approval={key}"))),
             Error::ApprovalInvalid(why) => ErrorBody::new(code, why.clone()),
             Error::Backend { message, status, answer, .. } => {
                 let mut body = ErrorBody::new(code, message.clone());

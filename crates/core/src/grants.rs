@@ -435,7 +435,7 @@ pub const OWNER: &str = "owner";
 
 /// The person behind a caller: `owner` for the page of a single-user app,
 /// `user:<id>` for a signed-in user; never an agent or a grant.
-fn person(app: &App, caller: &Caller) -> Option<String> {
+pub(crate) fn person(app: &App, caller: &Caller) -> Option<String> {
     let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
     match (&caller.kind, &caller.user) {
         (CallerKind::Agent | CallerKind::Grant, _) => None,

@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod app;
+pub mod approvals;
 pub mod audit;
 pub mod auth;
 pub mod caller;

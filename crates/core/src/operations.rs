@@ -18,11 +18,8 @@
 use crate::app::App;
 use crate::app::operations::{Crud, CrudAction, Executor, Http, JobRun, Operation, Route, bind_filter, placeholder};
 use crate::caller::{Caller, CallerKind};
-use crate::datetime;
 use crate::error::Error;
 use crate::records::{self, WriteOptions};
-use crate::store::{Approval, ApprovedCall, Refusal, Store};
-use jiff::{SignedDuration, Timestamp};
 use protocol::operation::{Invoked, JobStarted};
 use protocol::page::Page;
 use protocol::receipt::Receipt;
@@ -37,10 +34,6 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The largest backend answer read (a bigger one is `backend_error`).
 pub const MAX_BACKEND_RESPONSE: usize = 1 << 20;
-/// How long an approval key stays valid.
-pub const APPROVAL_LIFETIME: SignedDuration = SignedDuration::from_mins(15);
-/// The most approval keys kept at once; the oldest go first.
-const MAX_APPROVALS: usize = 10_000;
 /// The longest string param accepted.
 pub const MAX_PARAM_CHARS: usize = 10_000;
 
@@ -199,51 +192,6 @@ impl Runtime {
     }
 }
 
-/// Without a key: stores a new one bound to the caller, the operation and its
-/// exact params and refuses with `approval_required`. With a key: lets the
-/// call through exactly once if the key was issued for this very call.
-/// Blocks on the store's writer (keys are durable): call it off the runtime.
-fn approve(store: &dyn Store, call: ApprovedCall, key: Option<&str>, now: Timestamp) -> Result<(), Error> {
-    let at = datetime::format(now);
-    let Some(key) = key else {
-        let key = format!("apv_{}{}", crate::id::generate(), crate::id::generate());
-        let expires = datetime::format(now.checked_add(APPROVAL_LIFETIME).unwrap_or(now));
-        let (operation, params) = (call.operation.clone(), call.params.clone());
-        store.issue_approval(&Approval { key: key.clone(), call, expires, used: false }, &at, MAX_APPROVALS)?;
-        return Err(Error::ApprovalRequired { key, operation, params });
-    };
-    let refusal = match store.spend_approval(key, &call, &at)? {
-        Ok(()) => return Ok(()),
-        Err(refusal) => refusal,
-    };
-    Err(Error::ApprovalInvalid(match refusal {
-        Refusal::UnknownOrExpired => {
-            "this approval key is unknown or expired; call again without it to get a new one for a person to confirm"
-                .into()
-        }
-        Refusal::Used => {
-            "this approval key was already used: an approval runs the operation once; call again without it to ask anew"
-                .into()
-        }
-        Refusal::OtherCaller => {
-            "this approval key was issued to another caller; call again without it to ask for your own".into()
-        }
-        Refusal::OtherCall(operation) => format!(
-            "this approval key was issued for \"{operation}\" with other params; a person confirmed that call, not this one: call again without the key to ask for this one"
-        ),
-    }))
-}
-
-/// The identity an approval is bound to: what the caller proved (as the rate
-/// limiter keys it), so another user cannot spend a key issued to someone else.
-fn approver(caller: &Caller) -> String {
-    match (&caller.grant, &caller.user) {
-        (Some(grant), _) => format!("grant:{}", grant.id),
-        (None, Some(user)) => format!("user:{}", user.id),
-        (None, None) => caller.kind.as_str().to_owned(),
-    }
-}
-
 /// One call of an operation.
 #[derive(Debug, Clone, Default)]
 pub struct Invocation {
@@ -317,9 +265,7 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
     }
     let params = normalize(op, &invocation.params)?;
     if op.destructive && !invocation.scheduled {
-        let call = ApprovedCall { approver: approver(caller), operation: op.name.clone(), params: params.clone() };
-        let (app2, key, now) = (Arc::clone(app), invocation.approval.clone(), app.clock.now());
-        records::blocking(move || approve(app2.store.as_ref(), call, key.as_deref(), now)).await?;
+        crate::approvals::check(app, caller, &op.name, &params, invocation.approval.as_deref()).await?;
     }
     let done = |outcome: Outcome| {
         Answer::Done(Invoked {
@@ -725,67 +671,5 @@ async fn http(
                 answer: None,
             })
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn store(dir: &tempfile::TempDir) -> crate::store::sqlite::SqliteStore {
-        let store = crate::store::sqlite::SqliteStore::open(&dir.path().join("data.db")).unwrap();
-        store.migrate(&protocol::schema::Schema::default(), false).unwrap();
-        store
-    }
-
-    fn call(approver: &str, operation: &str, n: i64) -> ApprovedCall {
-        let params: Map<String, Value> = serde_json::from_value(serde_json::json!({ "n": n })).unwrap();
-        ApprovedCall { approver: format!("user:{approver}"), operation: operation.into(), params }
-    }
-
-    fn refusal(r: Result<(), Error>) -> String {
-        match r {
-            Err(Error::ApprovalInvalid(why)) => why,
-            other => panic!("expected a refused approval, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn an_approval_is_bound_to_caller_operation_and_params_and_runs_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store(&dir);
-        let now: Timestamp = "2026-07-30T09:00:00Z".parse().unwrap();
-        let Err(Error::ApprovalRequired { key, operation, params }) =
-            approve(&store, call("ada", "wipe", 1), None, now)
-        else {
-            panic!("no key issued");
-        };
-        assert_eq!((operation.as_str(), params.get("n")), ("wipe", Some(&Value::from(1))));
-        assert!(refusal(approve(&store, call("bob", "wipe", 1), Some(&key), now)).contains("another caller"));
-        assert!(refusal(approve(&store, call("ada", "other", 1), Some(&key), now)).contains("issued for \"wipe\""));
-        assert!(refusal(approve(&store, call("ada", "wipe", 2), Some(&key), now)).contains("other params"));
-        assert!(refusal(approve(&store, call("ada", "wipe", 1), Some("apv_nope"), now)).contains("unknown or expired"));
-        assert!(approve(&store, call("ada", "wipe", 1), Some(&key), now).is_ok());
-        assert!(refusal(approve(&store, call("ada", "wipe", 1), Some(&key), now)).contains("already used"));
-    }
-
-    #[test]
-    fn an_approval_survives_a_restart_and_expires_after_its_lifetime() {
-        let dir = tempfile::tempdir().unwrap();
-        let now: Timestamp = "2026-07-30T09:00:00Z".parse().unwrap();
-        let issue = |store: &dyn Store| match approve(store, call("ada", "wipe", 1), None, now) {
-            Err(Error::ApprovalRequired { key, .. }) => key,
-            other => panic!("no key issued: {other:?}"),
-        };
-        let (kept, late) = {
-            let before = store(&dir);
-            (issue(&before), issue(&before))
-        };
-        // A new process on the same file: the person confirmed, the server restarted.
-        let after = store(&dir);
-        let later = now.checked_add(SignedDuration::from_mins(14)).unwrap();
-        assert!(approve(&after, call("ada", "wipe", 1), Some(&kept), later).is_ok());
-        let expired = now.checked_add(APPROVAL_LIFETIME).unwrap();
-        assert!(refusal(approve(&after, call("ada", "wipe", 1), Some(&late), expired)).contains("unknown or expired"));
     }
 }

@@ -260,6 +260,16 @@ pub trait Store: Send + Sync + 'static {
     /// Spends the key `key` for this call, atomically: it is marked used only
     /// if [`Approval::admits`] the call and it is unexpired at `now`.
     fn spend_approval(&self, key: &str, call: &ApprovedCall, now: &str) -> Result<Result<(), Refusal>, StoreError>;
+
+    /// The unexpired approvals that wait for a person, oldest first.
+    fn waiting_approvals(&self, now: &str) -> Result<Vec<Approval>, StoreError>;
+
+    /// One unexpired, unused approval key (a person opens it to decide).
+    fn approval(&self, key: &str, now: &str) -> Result<Option<Approval>, StoreError>;
+
+    /// A person's decision on a waiting key, atomically: the key as decided,
+    /// or `None` when it is unknown, expired, used or decided already.
+    fn decide_approval(&self, key: &str, consent: &Consent, now: &str) -> Result<Option<Approval>, StoreError>;
 }
 
 /// Which requests to list: `None` is any.
@@ -430,6 +440,47 @@ pub struct Approval {
     /// Wire-form instant after which the key is unknown.
     pub expires: String,
     pub used: bool,
+    /// Whose yes the key waits for.
+    pub consent: Consent,
+    /// When it was asked (wire form), and the asking agent's name, for the
+    /// person who decides.
+    pub created: String,
+    pub agent: String,
+}
+
+/// Where an approval key stands with the person of the app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Consent {
+    /// The caller's host asks its person: the key works at once.
+    Host,
+    /// A person of the app must approve first (`destructive_consent = "person"`).
+    Waiting,
+    /// Approved or denied, by whom (`owner`, `user:<id>`).
+    Approved(String),
+    Denied(String),
+}
+
+impl Consent {
+    /// The stored form: `''`, `waiting`, `approved:<who>`, `denied:<who>`.
+    pub fn as_stored(&self) -> String {
+        match self {
+            Consent::Host => String::new(),
+            Consent::Waiting => "waiting".into(),
+            Consent::Approved(who) => format!("approved:{who}"),
+            Consent::Denied(who) => format!("denied:{who}"),
+        }
+    }
+
+    pub fn from_stored(text: &str) -> Consent {
+        match text.split_once(':') {
+            Some(("approved", who)) => Consent::Approved(who.to_owned()),
+            Some(("denied", who)) => Consent::Denied(who.to_owned()),
+            _ if text == "waiting" => Consent::Waiting,
+            // Written only by `as_stored`; anything else waits for a person.
+            _ if text.is_empty() => Consent::Host,
+            _ => Consent::Waiting,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -447,6 +498,10 @@ pub enum Refusal {
     OtherCaller,
     /// Issued for another call: the operation it was issued for.
     OtherCall(String),
+    /// A person of the app has not decided on the call yet.
+    AwaitingPerson,
+    /// A person of the app denied the call.
+    DeniedByPerson,
 }
 
 impl Approval {
@@ -459,7 +514,11 @@ impl Approval {
         } else if self.call.operation != call.operation || self.call.params != call.params {
             Err(Refusal::OtherCall(self.call.operation.clone()))
         } else {
-            Ok(())
+            match self.consent {
+                Consent::Host | Consent::Approved(_) => Ok(()),
+                Consent::Waiting => Err(Refusal::AwaitingPerson),
+                Consent::Denied(_) => Err(Refusal::DeniedByPerson),
+            }
         }
     }
 }

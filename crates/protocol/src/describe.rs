@@ -68,6 +68,11 @@ pub struct DescribedOperation {
     pub schedule: Option<String>,
     /// Where to invoke it.
     pub url: String,
+    /// `person` when a call by an agent holding a grant runs only after a
+    /// person of the app approved it (`destructive_consent = "person"`);
+    /// absent when the caller's host asks its person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

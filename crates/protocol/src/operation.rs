@@ -83,3 +83,22 @@ pub struct Job {
     pub created_at: String,
     pub updated_at: String,
 }
+
+/// A call of a destructive operation waiting for a person's yes
+/// (`destructive_consent = "person"`), as `GET /api/_a2app/approvals` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingApproval {
+    /// The approval key the agent repeats the call with once approved.
+    pub key: String,
+    pub operation: String,
+    /// The exact params the call runs with.
+    pub params: serde_json::Map<String, Value>,
+    /// The asking agent's name for itself (a claim, not proof), and its grant.
+    pub agent: String,
+    pub grant: String,
+    /// `waiting`, `approved` or `denied`.
+    pub status: String,
+    pub created: String,
+    pub expires: String,
+}

@@ -1,5 +1,6 @@
 //! The HTTP surface: routes, the error envelope, body decoding and the caller.
 
+pub mod approvals;
 pub mod auth;
 pub mod connection;
 pub mod dashboard;
@@ -64,6 +65,9 @@ pub fn router(state: State) -> Router {
         .route("/api/_a2app/surfaces", get(surfaces::list).post(surfaces::render))
         .route("/api/_a2app/a2ui/catalog", get(surfaces::catalog))
         .route("/api/_a2app/grants", get(grants::list).post(grants::ask))
+        .route("/api/_a2app/approvals", get(approvals::list))
+        .route("/api/_a2app/approvals/{key}/approve", post(approvals::approve))
+        .route("/api/_a2app/approvals/{key}/deny", post(approvals::deny))
         .route("/api/_a2app/grants/deny-pending", post(grants::deny_pending))
         .route("/api/_a2app/grants/{id}", get(grants::get))
         .route("/api/_a2app/grants/{id}/approve", post(grants::approve))

@@ -165,7 +165,28 @@ pub async fn run(ctx: &mut Ctx<'_>, name: &str, args: &[&str]) -> Result<u8, Fai
     };
     let params = params(&op.name, &op.params, args)?;
     let key = ctx.key();
-    let answer = match ctx.session.api.run(&op, &params, None, &key).await {
+    let answer = match ctx.session.api.run(&op, &params, ctx.cli.approval.as_deref(), &key).await {
+        Err(CallError::App(body))
+            if body.code == ErrorCode::ApprovalRequired
+                && body.extra.get("consent").and_then(Value::as_str) == Some("person") =>
+        {
+            // The app's own person approves this call, on its page; --yes is
+            // the host's yes and counts for nothing here.
+            let approval = body.extra.get("approvalKey").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let page = body.extra.get("approvalUrl").and_then(Value::as_str).unwrap_or("/_/");
+            let url = ctx.session.base.join(page).map(|u| u.to_string()).unwrap_or_else(|_| page.to_owned());
+            return Err(Failure::new(
+                REFUSED,
+                "approval_required",
+                format!("{name} is destructive, and this app lets it run only once a person of the app approved this call: {url}"),
+            )
+            .fix(format!(
+                "ask them to approve it there, then repeat: {} --approval {approval}",
+                ctx.hint(&format!("run {}", args_line(name, args)))
+            ))
+            .with("approvalKey", json!(approval))
+            .with("approvalUrl", json!(url)));
+        }
         Err(CallError::App(body)) if body.code == ErrorCode::ApprovalRequired => {
             let approval = body.extra.get("approvalKey").and_then(Value::as_str).unwrap_or_default().to_owned();
             let shown_params = body.extra.get("params").cloned().unwrap_or_else(|| Value::Object(params.clone()));

@@ -1,4 +1,4 @@
-//! `agent-app`: acts on an app's files: `new`, `check`, `serve`, `token`, `grants`.
+//! `agent-app`: acts on an app's files: `new`, `check`, `serve`, `token`, `grants`, `approvals`.
 
 use a2app_core::app::{self, App, OpenOptions};
 use anyhow::{Context, Result, bail};
@@ -60,6 +60,17 @@ enum Command {
         #[arg(long, requires = "deny_pending")]
         source: Option<String>,
     },
+    /// List the calls of destructive operations waiting for a person's yes
+    /// (`destructive_consent = "person"`); approve or deny one.
+    Approvals {
+        dir: PathBuf,
+        /// The call to let run once (its approval key).
+        #[arg(long, conflicts_with = "deny")]
+        approve: Option<String>,
+        /// The call to refuse (its approval key).
+        #[arg(long)]
+        deny: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -79,6 +90,9 @@ fn main() -> ExitCode {
                 (None, false) => GrantAction::List,
             };
             grants(&dir, action)
+        }
+        Command::Approvals { dir, approve, deny } => {
+            approvals(&dir, approve.map(|k| (k, true)).or(deny.map(|k| (k, false))))
         }
     };
     match result {
@@ -310,6 +324,45 @@ fn token(dir: &Path, rotate: bool) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("{token}");
     Ok(())
+}
+
+/// The calls waiting for a person, read and decided through the app's own
+/// database as its owner, served or not: the agent repeats its call with the
+/// key and it runs (or is refused) at once.
+fn approvals(dir: &Path, decision: Option<(String, bool)>) -> Result<()> {
+    use a2app_client::display::terminal;
+    use a2app_core::approvals::{self, Decider};
+    let (app, _) = App::open(load(dir)?, OpenOptions::default())?;
+    let app = Arc::new(app);
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the runtime")?;
+    runtime.block_on(async {
+        if let Some((key, yes)) = decision {
+            let decided = approvals::decide(&app, &Decider::Files, &key, yes)
+                .await
+                .map_err(|e| owner_error(e).context(format!("cannot decide {key}")))?;
+            println!("{} {}: {} for {}", decided.key, decided.status, decided.operation, terminal(&decided.agent));
+            return Ok(());
+        }
+        let waiting = approvals::waiting(&app, &Decider::Files)
+            .await
+            .map_err(|e| owner_error(e).context("cannot list the approvals"))?;
+        if waiting.is_empty() {
+            println!("no calls waiting");
+        }
+        for a in waiting {
+            let params = serde_json::Value::Object(a.params.clone());
+            println!(
+                "{}  {}  {}  by {}  until {}",
+                a.key,
+                a.operation,
+                terminal(&params.to_string()),
+                terminal(&a.agent),
+                a.expires
+            );
+        }
+        Ok(())
+    })
 }
 
 /// What `agent-app grants` does.

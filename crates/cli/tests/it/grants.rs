@@ -419,3 +419,47 @@ fn the_owner_denies_pending_grants_in_bulk() {
     let out = crate::run(&["grants", path, "--source", "203.0.113.9"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Hardening issue, finding 9: the owner decides a call waiting for a person
+/// from the files, as on the app's page.
+#[test]
+fn the_owner_approves_or_denies_a_waiting_call_from_the_files() {
+    let dir = crate::copy_app(&crate::example("kanban"));
+    let path = dir.path().to_str().unwrap();
+    assert_eq!(String::from_utf8_lossy(&crate::run(&["approvals", path]).stdout), "no calls waiting\n");
+    {
+        let def = a2app_core::app::load(dir.path()).unwrap();
+        let (app, _) = a2app_core::App::open(def, a2app_core::app::OpenOptions::default()).unwrap();
+        for key in ["apv_one", "apv_two"] {
+            let approval = a2app_core::store::Approval {
+                key: key.into(),
+                call: a2app_core::store::ApprovedCall {
+                    approver: "grant:g1".into(),
+                    operation: "clear_done".into(),
+                    params: serde_json::Map::new(),
+                },
+                expires: "2999-01-01 00:00:00.000Z".into(),
+                used: false,
+                consent: a2app_core::store::Consent::Waiting,
+                created: "2026-07-30 09:00:00.000Z".into(),
+                agent: "bot on ci".into(),
+            };
+            app.store.issue_approval(&approval, "2026-07-30 09:00:00.000Z", 100).unwrap();
+        }
+    }
+    let listed = String::from_utf8_lossy(&crate::run(&["approvals", path]).stdout).into_owned();
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(listed.starts_with("apv_one  clear_done  {}  by bot on ci  until 2999-01-01"), "{listed}");
+    let out = crate::run(&["approvals", path, "--approve", "apv_one"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "apv_one approved: clear_done for bot on ci\n");
+    let out = crate::run(&["approvals", path, "--deny", "apv_two"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "apv_two denied: clear_done for bot on ci\n");
+    let out = crate::run(&["approvals", path, "--deny", "apv_two"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("decided already"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&crate::run(&["approvals", path]).stdout), "no calls waiting\n");
+}

@@ -26,6 +26,23 @@ pub struct AppConfig {
     pub backend: Option<BackendConfig>,
     pub mcp: McpConfig,
     pub discovery: DiscoveryConfig,
+    /// Who consents to each call of a destructive operation by an agent
+    /// holding a grant: its host (the default) or a person of the app.
+    pub destructive_consent: DestructiveConsent,
+}
+
+/// `destructive_consent`: who says yes to one call of a destructive
+/// operation that an agent holding a grant makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DestructiveConsent {
+    /// `"host"`: the approval key goes back to the caller, whose host asks its
+    /// person and repeats the call with it (the source documents' way).
+    #[default]
+    Host,
+    /// `"person"`: the key works only once a person of the app approved that
+    /// very call, on the app's page or with `agent-app approvals`; the agent's
+    /// own credentials cannot.
+    Person,
 }
 
 /// `[mcp]`: how the app presents itself as an MCP server.
@@ -114,6 +131,7 @@ pub fn parse(text: &str) -> Result<AppConfig, Problems> {
         mcp: McpConfig::default(),
         discovery: DiscoveryConfig::default(),
         backend: None,
+        destructive_consent: DestructiveConsent::Host,
     };
     let mut saw_id = false;
     for (key, value) in &table {
@@ -149,10 +167,15 @@ pub fn parse(text: &str) -> Result<AppConfig, Problems> {
             "backend" => config.backend = backend(value, &path, &mut problems),
             "mcp" => config.mcp = mcp(value, &path, &mut problems),
             "discovery" => config.discovery = super::presentation::discovery(value, &path, &mut problems),
+            "destructive_consent" => match value.as_str() {
+                Some("host") => config.destructive_consent = DestructiveConsent::Host,
+                Some("person") => config.destructive_consent = DestructiveConsent::Person,
+                _ => problems.push(&path, "destructive_consent must be \"host\" or \"person\""),
+            },
             other => problems.push(
                 &path,
                 format!(
-                    "unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http, limits, backend, mcp, discovery)"
+                    "unknown key \"{other}\" (allowed: id, name, description, auth_mode, timezone, http, limits, backend, mcp, discovery, destructive_consent)"
                 ),
             ),
         }

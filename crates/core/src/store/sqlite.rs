@@ -698,6 +698,24 @@ impl Store for SqliteStore {
         let (key, call, now) = (key.to_owned(), call.clone(), now.to_owned());
         self.on_writer(move |conn| approvals::spend(conn, &key, &call, &now))
     }
+
+    fn waiting_approvals(&self, now: &str) -> Result<Vec<crate::store::Approval>, StoreError> {
+        approvals::waiting(&*self.reader()?, now)
+    }
+
+    fn approval(&self, key: &str, now: &str) -> Result<Option<crate::store::Approval>, StoreError> {
+        approvals::get(&*self.reader()?, key, now)
+    }
+
+    fn decide_approval(
+        &self,
+        key: &str,
+        consent: &crate::store::Consent,
+        now: &str,
+    ) -> Result<Option<crate::store::Approval>, StoreError> {
+        let (key, consent, now) = (key.to_owned(), consent.clone(), now.to_owned());
+        self.on_writer(move |conn| approvals::decide(conn, &key, &consent, &now))
+    }
 }
 
 fn read_by_id(

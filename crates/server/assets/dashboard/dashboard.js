@@ -532,6 +532,7 @@ function readGrants() {
     try {
       const { items } = await get('/_/grants.json');
       drawGrants(items);
+      await readApprovals();
       $('#grants-count').dataset.failed = '';
     } catch (e) {
       $('#grants-count').textContent = `could not read the grants: ${e.message}`;
@@ -542,6 +543,56 @@ function readGrants() {
     }
   })();
   return grantsReading;
+}
+
+// ---------------------------------------------------------------- calls waiting for the person
+
+/** Reads the destructive calls waiting for this person's yes (`destructive_consent = "person"`). */
+async function readApprovals() {
+  try {
+    const { items } = await get('/_/approvals.json');
+    drawApprovals(items);
+  } catch (e) {
+    $('#approvals-error').textContent = `could not read the calls waiting for you: ${refusal(e)}`;
+    $('#approvals-error').hidden = false;
+  }
+}
+
+function drawApprovals(items) {
+  const box = $('#approvals');
+  box.hidden = items.length === 0;
+  const sig = JSON.stringify(items.map((a) => [a.key, a.status]));
+  if (box.dataset.sig === sig) return;
+  box.dataset.sig = sig;
+  $('#approvals-list').replaceChildren(...items.map((a) => {
+    const approve = el('button', { type: 'button', class: 'primary', 'data-action': 'approve' }, 'Let it run once');
+    const deny = el('button', { type: 'button', class: 'danger', 'data-action': 'deny' }, 'Refuse');
+    const node = el('article', { class: 'grant approval', 'data-approval': a.key, tabindex: '-1' },
+      el('h3', { class: 'grant-head' }, el('span', { class: 'grant-agent' }, a.agent || 'An agent'),
+        el('span', { class: 'muted small' }, ' wants to run '), el('code', {}, a.operation)),
+      el('dl', { class: 'grant-facts' },
+        el('dt', {}, 'With'), el('dd', {}, el('code', { class: 'params' }, JSON.stringify(a.params))),
+        el('dt', {}, 'Asked'), el('dd', {}, when(a.created)),
+        el('dt', {}, 'Unanswered, it expires'), el('dd', {}, expiresWords(a.expires))),
+      el('div', { class: 'grant-actions' }, approve, deny));
+    const decide = async (verb) => {
+      for (const b of node.querySelectorAll('button')) b.disabled = true;
+      try {
+        await post(`/api/_a2app/approvals/${encodeURIComponent(a.key)}/${verb}`, undefined, signedIn?.token);
+        $('#approvals-error').hidden = true;
+      } catch (e) {
+        $('#approvals-error').textContent = `Could not ${verb} the call of ${a.operation}: ${refusal(e)}`;
+        $('#approvals-error').hidden = false;
+      }
+      delete box.dataset.sig;
+      await readApprovals();
+    };
+    approve.addEventListener('click', () => decide('approve'));
+    deny.addEventListener('click', () => decide('deny'));
+    return node;
+  }));
+  const wanted = new URLSearchParams(window.location.hash.slice(1)).get('approval');
+  if (wanted) document.querySelector(`[data-approval="${CSS.escape(wanted)}"]`)?.focus();
 }
 
 // ---------------------------------------------------------------- signing in (multi-user)

@@ -33,6 +33,7 @@ pub fn routes() -> Router<State> {
         .route("/_/dashboard.css", get(style))
         .route("/_/connect.json", get(connect))
         .route("/_/grants.json", get(grants))
+        .route("/_/approvals.json", get(approvals))
 }
 
 /// An embedded asset, after the same Host and Origin checks as any read.
@@ -93,17 +94,30 @@ async fn connect(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> 
 /// every usual check follows: the Host, the rate limit. A request that
 /// carries an Origin is taken as it is.
 async fn grants(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
-    let mut headers = headers;
+    let who = caller(&state, &page(&state, headers), Intent::Read).await?;
+    let items = a2app_core::grants::list(&state.app, &who).await?;
+    Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": items })))
+}
+
+/// The calls of destructive operations waiting for the person, as
+/// `GET /api/_a2app/approvals` lists them, recognising the page as [`grants`] does.
+async fn approvals(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
+    let who = caller(&state, &page(&state, headers), Intent::Read).await?;
+    let decider = a2app_core::approvals::Decider::Person(who);
+    let items = a2app_core::approvals::waiting(&state.app, &decider).await?;
+    Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": items })))
+}
+
+/// A same-origin GET's headers with the page's Origin (see [`grants`]).
+fn page(state: &State, mut headers: HeaderMap) -> HeaderMap {
     let same_origin =
         headers.get(HeaderName::from_static("sec-fetch-site")).is_some_and(|v| v.as_bytes() == b"same-origin");
     if same_origin
         && !headers.contains_key(header::ORIGIN)
         && let Some(origin) =
-            super::oauth::base(&state, &headers).ok().and_then(|base| HeaderValue::from_str(&base).ok())
+            super::oauth::base(state, &headers).ok().and_then(|base| HeaderValue::from_str(&base).ok())
     {
         headers.insert(header::ORIGIN, origin);
     }
-    let who = caller(&state, &headers, Intent::Read).await?;
-    let items = a2app_core::grants::list(&state.app, &who).await?;
-    Ok(json_response(StatusCode::OK, &serde_json::json!({ "items": items })))
+    headers
 }

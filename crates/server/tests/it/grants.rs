@@ -690,3 +690,128 @@ async fn a_flood_of_anonymous_asks_leaves_room_for_sign_ins_and_other_agents() {
     let (status, _) = t.send(flood.post(format!("{}/api/_a2app/grants", t.url)), Some(body)).await;
     assert_eq!(status, 200);
 }
+
+/// A grant that may run `clear_done` (destructive) and delete cards.
+async fn clearing_agent(t: &TestApp, seed: u8) -> String {
+    let mut agent = Agent::new(seed);
+    agent.ask(t, &["op:clear_done", "data:cards:write"]).await;
+    as_page(t, "POST", &format!("/api/_a2app/grants/{}/approve", agent.grant), None).await;
+    agent.token(t, &format!("nonce-clearing-{seed:04}")).await
+}
+
+async fn done_cards(t: &TestApp, n: usize) {
+    let list = t.create("lists", json!({"name": "Done"})).await;
+    for i in 0..n {
+        t.create("cards", json!({"title": format!("old {i}"), "list": list["id"], "done": true})).await;
+    }
+}
+
+async fn cards_left(t: &TestApp) -> i64 {
+    let (status, page) = t.call("GET", "/api/collections/cards/records?perPage=1", None).await;
+    assert_eq!(status, 200);
+    page["totalItems"].as_i64().unwrap()
+}
+
+/// Hardening issue, finding 9, the default (`destructive_consent = "host"`):
+/// the grant's host asked its person, and the key works at once.
+#[tokio::test]
+async fn under_host_consent_a_grants_approval_key_works_at_once() {
+    let t = TestApp::kanban().await;
+    done_cards(&t, 2).await;
+    let token = clearing_agent(&t, 21).await;
+    let (status, asked) = with(&t, &token, "POST", "/api/ops/clear_done", None).await;
+    assert_eq!(
+        (status, asked["code"].as_str(), asked["consent"].as_str()),
+        (428, Some("approval_required"), Some("host"))
+    );
+    let key = asked["approvalKey"].as_str().unwrap();
+    let req = t
+        .http
+        .post(format!("{}/api/ops/clear_done", t.url))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("X-A2App-Approval", key);
+    let (status, ran) = t.send(req, None).await;
+    assert_eq!(status, 200, "{ran}");
+    assert_eq!(cards_left(&t).await, 0);
+}
+
+/// Hardening issue, finding 9, `destructive_consent = "person"`: the key
+/// works only once a person of the app approved that one call; the agent
+/// cannot approve it with its grant or with the agent token, and a denied
+/// call never runs.
+#[tokio::test]
+async fn under_person_consent_only_a_person_of_the_app_lets_the_call_run() {
+    let t = TestApp::with_config(|toml| format!("destructive_consent = \"person\"\n{toml}")).await;
+    done_cards(&t, 2).await;
+    let token = clearing_agent(&t, 22).await;
+    let run = |key: Option<String>| {
+        let mut req =
+            t.http.post(format!("{}/api/ops/clear_done", t.url)).header("Authorization", format!("Bearer {token}"));
+        if let Some(k) = key {
+            req = req.header("X-A2App-Approval", k);
+        }
+        t.send(req, None)
+    };
+    let (status, asked) = run(None).await;
+    assert_eq!((status, asked["consent"].as_str()), (428, Some("person")), "{asked}");
+    let key = asked["approvalKey"].as_str().unwrap().to_owned();
+    assert_eq!(asked["approvalUrl"], format!("/_/#approval={key}"));
+    // Repeated before a person decided: still waiting, nothing deleted.
+    let (status, waiting) = run(Some(key.clone())).await;
+    assert_eq!((status, waiting["approvalKey"].as_str()), (428, Some(key.as_str())), "{waiting}");
+    assert_eq!(cards_left(&t).await, 2);
+    // The agent cannot say yes for the person: not with its grant, not with the agent token.
+    let approve = format!("/api/_a2app/approvals/{key}/approve");
+    let (status, refused) = with(&t, &token, "POST", &approve, None).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("forbidden")), "{refused}");
+    let (status, refused) = t.call("POST", &approve, None).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("forbidden")), "{refused}");
+    let (status, _) = with(&t, &token, "GET", "/api/_a2app/approvals", None).await;
+    assert_eq!(status, 403);
+    // The person sees the exact call and approves it; then it runs, once.
+    let (status, listed) = as_page(&t, "GET", "/api/_a2app/approvals", None).await;
+    assert_eq!(status, 200, "{listed}");
+    let items = listed["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{listed}");
+    assert_eq!((items[0]["key"].as_str(), items[0]["operation"].as_str()), (Some(key.as_str()), Some("clear_done")));
+    assert_eq!(
+        (items[0]["agent"].as_str(), items[0]["status"].as_str()),
+        (Some("Claude on ann's laptop"), Some("waiting"))
+    );
+    // The dashboard reads the same list with the browser's same-origin GET.
+    let req = t.http.get(format!("{}/_/approvals.json", t.url)).header("Sec-Fetch-Site", "same-origin");
+    let (status, page) = t.send(req, None).await;
+    assert_eq!((status, page["items"][0]["key"].as_str()), (200, Some(key.as_str())), "{page}");
+    let (status, decided) = as_page(&t, "POST", &approve, None).await;
+    assert_eq!((status, decided["status"].as_str()), (200, Some("approved")), "{decided}");
+    let (status, again) = as_page(&t, "POST", &format!("/api/_a2app/approvals/{key}/deny"), None).await;
+    assert_eq!((status, again["code"].as_str()), (403, Some("approval_invalid")), "decided once: {again}");
+    let (status, ran) = run(Some(key.clone())).await;
+    assert_eq!(status, 200, "{ran}");
+    assert_eq!(cards_left(&t).await, 0);
+    let (status, spent) = run(Some(key)).await;
+    assert_eq!((status, spent["code"].as_str()), (403, Some("approval_invalid")));
+
+    // A denied call never runs.
+    done_cards(&t, 1).await;
+    let (_, asked) = run(None).await;
+    let key = asked["approvalKey"].as_str().unwrap().to_owned();
+    let (status, _) = as_page(&t, "POST", &format!("/api/_a2app/approvals/{key}/deny"), None).await;
+    assert_eq!(status, 200);
+    let (status, refused) = run(Some(key)).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("approval_invalid")));
+    assert!(refused["message"].as_str().unwrap().contains("denied"), "{refused}");
+    assert_eq!(cards_left(&t).await, 1);
+    let (_, audit) = t.call("GET", "/api/_a2app/receipts?limit=1000", None).await;
+    let decisions: Vec<&str> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["action"].as_str().filter(|a| a.starts_with("approval.")))
+        .collect();
+    assert_eq!(decisions, ["approval.approve", "approval.deny"]);
+
+    // The owner's own agent (the agent token) is the host's to ask, as before.
+    let (status, asked) = t.call("POST", "/api/ops/clear_done", None).await;
+    assert_eq!((status, asked["consent"].as_str()), (428, Some("host")));
+}

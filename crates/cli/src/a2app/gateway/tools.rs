@@ -385,19 +385,30 @@ async fn run(
     let params = op_params(args)?;
     let key = key(args)?;
     let asker = approval::asker(ctx);
+    let op = operation(session, &name).await?;
+    // Where the app's own person approves each call of a grant's (describe
+    // says so), the host's yes counts for nothing: the key the agent brings
+    // back after the person approved on the app's page is sent as it is, and
+    // only that approval makes it work.
+    let persons = op.consent.as_deref() == Some("person")
+        && matches!(session.credential, a2app_client::credentials::Source::Grant { .. });
     // When the host can ask its person, the person decides: a key the agent
     // brings is not sent, so no answer to a key of the agent's choosing (a
     // stale one, or one the app cannot read) can hand it a fresh key instead.
     let agent_key = match asker {
+        _ if persons => text(args, "approvalKey")?,
         approval::Asker::Cannot => text(args, "approvalKey")?,
         _ => None,
     };
-    let op = operation(session, &name).await?;
     let body = match session.api.run(&op, &params, agent_key.as_deref(), &key).await {
         Ok(value) => return Ok(ran(&name, value).into()),
         Err(CallError::App(body)) if body.code == ErrorCode::ApprovalRequired => body,
         Err(e) => return Err(lost_run(e, &key, &op)),
     };
+    if body.extra.get("consent").and_then(Value::as_str) == Some("person") {
+        // Nothing the host asks can approve it: the refusal names the page.
+        return Err(CallError::App(body).into());
+    }
     let approval_key = body.extra.get("approvalKey").and_then(Value::as_str).map(str::to_owned);
     let (approval_key, asker) = match (approval_key, asker) {
         (Some(k), asker @ (approval::Asker::Now(_) | approval::Asker::Later)) => (k, asker),

@@ -84,6 +84,9 @@ const INTERNAL_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS _a2app_approvals (
         key text PRIMARY KEY, approver text NOT NULL, operation text NOT NULL, params text NOT NULL,
         expires text NOT NULL, used integer NOT NULL DEFAULT 0);
+    ALTER TABLE _a2app_approvals ADD COLUMN IF NOT EXISTS consent text NOT NULL DEFAULT '';
+    ALTER TABLE _a2app_approvals ADD COLUMN IF NOT EXISTS created text NOT NULL DEFAULT '';
+    ALTER TABLE _a2app_approvals ADD COLUMN IF NOT EXISTS agent text NOT NULL DEFAULT '';
 ";
 
 /// Runs in one transaction: a refusal or a failure rolls every step back.

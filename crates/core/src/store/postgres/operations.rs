@@ -171,7 +171,8 @@ pub fn issue_approval(tx: &mut Tx<'_>, approval: &Approval, now: &str, max: usiz
         )?;
     }
     tx.execute(
-        "INSERT INTO _a2app_approvals (key, approver, operation, params, expires, used) VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO _a2app_approvals (key, approver, operation, params, expires, used, consent, created, agent) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         &[
             &approval.key,
             &approval.call.approver,
@@ -179,6 +180,9 @@ pub fn issue_approval(tx: &mut Tx<'_>, approval: &Approval, now: &str, max: usiz
             &json(&approval.call.params)?,
             &approval.expires,
             &i32::from(approval.used),
+            &approval.consent.as_stored(),
+            &approval.created,
+            &approval.agent,
         ],
     )?;
     Ok(())
@@ -187,7 +191,8 @@ pub fn issue_approval(tx: &mut Tx<'_>, approval: &Approval, now: &str, max: usiz
 /// Spends the key for this call if it admits it and is unexpired at `now`.
 pub fn spend_approval(tx: &mut Tx<'_>, key: &str, call: &ApprovedCall, now: &str) -> Result<Result<(), Refusal>, Fail> {
     let found = tx.query_opt(
-        "SELECT approver, operation, params, expires, used FROM _a2app_approvals WHERE key = $1 AND expires > $2 FOR UPDATE",
+        "SELECT approver, operation, params, expires, used, consent, created, agent FROM _a2app_approvals \
+         WHERE key = $1 AND expires > $2 FOR UPDATE",
         &[&key, &now],
     )?;
     let Some(row) = found else { return Ok(Err(Refusal::UnknownOrExpired)) };
@@ -199,6 +204,9 @@ pub fn spend_approval(tx: &mut Tx<'_>, key: &str, call: &ApprovedCall, now: &str
         call: ApprovedCall { approver: row.get(0), operation: row.get(1), params },
         expires: row.get(3),
         used: row.get::<_, i32>(4) != 0,
+        consent: crate::store::Consent::from_stored(row.get(5)),
+        created: row.get(6),
+        agent: row.get(7),
     };
     if let Err(refusal) = stored.admits(call) {
         return Ok(Err(refusal));

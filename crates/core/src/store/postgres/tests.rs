@@ -625,6 +625,9 @@ fn an_approval_key_is_spent_once_for_its_call_even_by_two_nodes_at_once() {
         call: call.clone(),
         expires: expires.into(),
         used: false,
+        consent: crate::store::Consent::Host,
+        created: String::new(),
+        agent: String::new(),
     };
     let now = "2026-09-21 14:00:00.000Z";
     a.issue_approval(&approval("k1", "2026-09-21 14:10:00.000Z"), now, 10).expect("issued");
@@ -1313,6 +1316,9 @@ fn the_approval_bound_holds_when_nodes_issue_at_once() {
                     call,
                     expires: format!("2026-09-21 14:{:02}:00.000Z", 10 + i),
                     used: false,
+                    consent: crate::store::Consent::Host,
+                    created: String::new(),
+                    agent: String::new(),
                 };
                 node.issue_approval(&approval, "2026-09-21 14:00:00.000Z", 2).expect("issued");
             });

@@ -81,6 +81,10 @@ const ADDED_COLUMNS: &[(&str, &str)] = &[
     ("_a2app_grant_tokens", "audience TEXT"),
     // The hash of an OAuth request's code once traded, to see it presented again.
     ("_a2app_oauth_requests", "spent_code TEXT"),
+    // A destructive call's consent (`store::Consent`), when it was asked and by which agent.
+    ("_a2app_approvals", "consent TEXT NOT NULL DEFAULT ''"),
+    ("_a2app_approvals", "created TEXT NOT NULL DEFAULT ''"),
+    ("_a2app_approvals", "agent TEXT NOT NULL DEFAULT ''"),
 ];
 
 fn add_column(tx: &Connection, table: &str, declaration: &str) -> Result<(), StoreError> {

@@ -172,7 +172,15 @@ fn approval_keys_are_capped_and_expired_ones_dropped_when_a_key_is_issued() {
     let (store, _) = open(&dir);
     let call = ApprovedCall { approver: "agent".into(), operation: "wipe".into(), params: Map::new() };
     let issue = |key: &str, expires: &str, now: &str| {
-        let approval = Approval { key: key.into(), call: call.clone(), expires: expires.into(), used: false };
+        let approval = Approval {
+            key: key.into(),
+            call: call.clone(),
+            expires: expires.into(),
+            used: false,
+            consent: crate::store::Consent::Host,
+            created: String::new(),
+            agent: String::new(),
+        };
         store.issue_approval(&approval, now, 2).expect("issued");
     };
     let now = "2026-07-30 09:00:00.000Z";
