@@ -8,9 +8,10 @@
 //! stays the authority.
 
 use crate::api::{Api, CallError, ListQuery};
-use jiff::civil::{Date, Weekday};
-use jiff::{Timestamp, ToSpan};
+use jiff::Timestamp;
+use jiff::civil::Date;
 use protocol::ErrorCode;
+use protocol::calendar::relative_date;
 use protocol::describe::{Describe, DescribedEntity};
 use protocol::identity::Identity;
 use protocol::schema::{FieldType, StringFormat};
@@ -67,51 +68,6 @@ impl AppClock {
 /// `2026-07-30 09:15:00.000Z` (the wire form) or any RFC 3339 instant.
 fn parse_wire(text: &str) -> Option<Timestamp> {
     text.parse().ok().or_else(|| text.replacen(' ', "T", 1).parse().ok())
-}
-
-/// Relative day words, in the app's calendar:
-/// `today`, `tomorrow`, `yesterday`; `friday` and `next friday` (the coming
-/// Friday, 1–7 days ahead; "today" is said as `today`); `this friday` (today
-/// if it is Friday); `in 3 days`, `in 2 weeks`; and plain `YYYY-MM-DD`.
-pub fn relative_date(text: &str, today: Date) -> Option<Date> {
-    let words: Vec<String> = text.split_whitespace().map(str::to_ascii_lowercase).collect();
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let days = |n: i64| today.checked_add(n.days()).ok();
-    match words.as_slice() {
-        ["today"] => Some(today),
-        ["tomorrow"] => days(1),
-        ["yesterday"] => days(-1),
-        [day] | ["next", day] if weekday(day).is_some() => weekday(day).and_then(|w| days(ahead(today, w, false))),
-        ["this", day] if weekday(day).is_some() => weekday(day).and_then(|w| days(ahead(today, w, true))),
-        ["in", n, unit] => {
-            let n: i64 = n.parse().ok().filter(|n| (0..=3650).contains(n))?;
-            match *unit {
-                "day" | "days" => days(n),
-                "week" | "weeks" => days(n * 7),
-                _ => None,
-            }
-        }
-        _ => text.trim().parse::<Date>().ok().filter(|_| text.trim().len() == 10),
-    }
-}
-
-fn ahead(today: Date, target: Weekday, today_counts: bool) -> i64 {
-    let diff = i64::from(target.to_monday_zero_offset()) - i64::from(today.weekday().to_monday_zero_offset());
-    let diff = diff.rem_euclid(7);
-    if diff == 0 && !today_counts { 7 } else { diff }
-}
-
-fn weekday(word: &str) -> Option<Weekday> {
-    Some(match word {
-        "monday" | "mon" => Weekday::Monday,
-        "tuesday" | "tue" | "tues" => Weekday::Tuesday,
-        "wednesday" | "wed" => Weekday::Wednesday,
-        "thursday" | "thu" | "thurs" => Weekday::Thursday,
-        "friday" | "fri" => Weekday::Friday,
-        "saturday" | "sat" => Weekday::Saturday,
-        "sunday" | "sun" => Weekday::Sunday,
-        _ => return None,
-    })
 }
 
 /// One `field=value` (text, coerced) or `field:=json` (sent as given) argument.

@@ -6,6 +6,8 @@
 //! nothing of HTTP servers, SQL or MCP; changing a type here is a contract change.
 
 pub mod arguments;
+pub mod calendar;
+pub mod claim;
 pub mod describe;
 pub mod error;
 pub mod grant;
