@@ -59,6 +59,7 @@ export const CODE_STATUS = {
   read_only_field: 400,
   required_field: 400,
   invalid_string: 400,
+  invalid_text: 400,
   invalid_number: 400,
   invalid_boolean: 400,
   invalid_date: 400,
@@ -136,6 +137,11 @@ export const ROWS = [
   card('position true', { position: true }, 'invalid_number', 'position'),
   card('points 3.5 (integer field)', { points: 3.5 }, 'invalid_number', 'points'),
   post('list position "2"', 'lists', { ...LIST, position: '2' }, 'invalid_number', 'position'),
+
+  // --- invalid_text: control characters a person cannot see, which PocketBase stores
+  post('a bell in a title', 'cards', { ...CARD, title: 'ring\u0007' }, 'invalid_text', 'title'),
+  card('an escape sequence in a description', { description: 'gone\u001b[2K' }, 'invalid_text', 'description'),
+  patch('a lone carriage return in a name', 'members', { name: 'Sam\rSmith' }, 'invalid_text', 'name'),
 
   // --- out_of_range (points 0..100, estimate >= 0, lists.position >= 0)
   card('points 101', { points: 101 }, 'out_of_range', 'points'),
