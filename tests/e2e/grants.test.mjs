@@ -222,6 +222,24 @@ describe('grants on the dashboard', { timeout: 240000 }, () => {
     assert.equal(await card('nosuchgrant0000').count(), 0);
   });
 
+  test('a flood of asks is denied at once, by source or all together', async () => {
+    const listed = await request('GET', grants(), { headers: { Origin: app.url } });
+    const waiting = listed.body.items.filter((g) => g.status === 'pending');
+    assert.ok(waiting.length >= 2, `${waiting.length} waiting`);
+    assert.ok(waiting.every((g) => g.source === '127.0.0.1'), JSON.stringify(waiting.map((g) => g.source)));
+    await page.goto(`${app.url}/_/`);
+    await page.locator('body[data-ready="true"]').waitFor();
+    const all = page.locator('#grants-deny-all button', { hasText: `Deny all ${waiting.length} waiting` });
+    await all.waitFor();
+    assert.equal(await page.locator('#grants-deny-all button', { hasText: `Deny the ${waiting.length} from 127.0.0.1` }).count(), 1);
+    // Each ask shows where it came from.
+    assert.equal(await pendingCard(waiting[0].id).locator('code.source').textContent(), '127.0.0.1');
+    await all.click();
+    await eventually(async () => assert.equal(await page.locator('#grants-pending .grant').count(), 0));
+    assert.equal(await page.locator('#grants-deny-all').isHidden(), true);
+    for (const g of waiting) assert.equal((await readBack(g.id)).status, 'denied');
+  });
+
   test('the page raised no script error', () => {
     assert.deepEqual(pageErrors, []);
     assert.deepEqual(consoleErrors, []);

@@ -259,7 +259,7 @@ describe('an MCP host signs in over OAuth', { timeout: 240000 }, () => {
     assert.equal(await node.locator('.grant-facts .return-host').textContent(), RETURN_HOST);
     assert.equal(await node.locator('.fingerprint').textContent(), grant.fingerprint);
     assert.deepEqual(await node.locator('.grant-facts dt').allTextContents(),
-      ['App', 'Client id', 'Returns to', 'Fingerprint', 'Asked', 'Unanswered, it expires']);
+      ['App', 'Client id', 'Returns to', 'Fingerprint', 'Asked', 'From', 'Unanswered, it expires']);
     assert.equal(await node.locator('input[type="checkbox"]:checked').count(), SCOPES.length);
     await page.screenshot({ path: screenshotPath('oauth-consent.png'), fullPage: true });
 

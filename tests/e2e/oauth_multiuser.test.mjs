@@ -201,7 +201,7 @@ describe('an MCP host signs in over OAuth to a multi-user app', { timeout: 24000
     assert.equal(await node.locator('.sign-in-note').textContent(),
       `You are signing in to this app from ${name}. After you decide, you return to ${RETURN_HOST}.`);
     assert.deepEqual(await node.locator('.grant-facts dt').allTextContents(),
-      ['App', 'Client id', 'Returns to', 'Fingerprint', 'Asked', 'Unanswered, it expires']);
+      ['App', 'Client id', 'Returns to', 'Fingerprint', 'Asked', 'From', 'Unanswered, it expires']);
     assert.equal(await node.locator('.grant-facts .client-name').textContent(), name);
     assert.equal(await node.locator('.client-id').textContent(), asked.clientId);
     assert.equal(await node.locator('.grant-facts .return-host').textContent(), RETURN_HOST);
