@@ -1,129 +1,56 @@
-//! An app directory: `app.toml`, `schema.json`, `operations.json`,
-//! `requests.json`, `ui/`, and
-//! the runtime state created at launch (`data/`, `logs/`, `.agent-token`).
-//!
-//! Loading validates every file and reports every problem at once; it is what
-//! `agent-app check` runs, and `serve` refuses to start on a directory that
-//! does not load.
+//! A running app: its definition loaded and checked, its database opened and
+//! migrated, its agent token, jobs left by the last process marked
+//! interrupted, and the parts the runtime keeps while it serves.
 
-pub mod config;
-pub mod operations;
-pub mod presentation;
-pub mod requests;
-
-use crate::problem::Problem;
-use protocol::schema::Schema;
+use a2app_access::Context;
+use a2app_access::audit::AgentLog;
+use a2app_access::limits::Limiter;
+use a2app_definition::problem::Problem;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-pub use config::{AppConfig, AuthMode};
+pub use a2app_definition::{AppConfig, AppDefinition, AuthMode, config, operations, presentation, requests};
 
-/// A validated app definition.
-#[derive(Debug, Clone)]
-pub struct AppDefinition {
-    pub dir: PathBuf,
-    pub config: AppConfig,
-    /// Shared with the store's writer, which needs it for every write.
-    pub schema: Arc<Schema>,
-    pub operations: Vec<operations::Operation>,
-    /// What the app may ask an agent for (`requests.json`).
-    pub requests: Vec<requests::Capability>,
-}
-
-impl AppDefinition {
-    pub fn data_dir(&self) -> PathBuf {
-        self.dir.join("data")
-    }
-
-    pub fn logs_dir(&self) -> PathBuf {
-        self.dir.join("logs")
-    }
-
-    pub fn ui_dir(&self) -> PathBuf {
-        self.dir.join("ui")
-    }
-
-    pub fn token_path(&self) -> PathBuf {
-        self.dir.join(".agent-token")
-    }
-}
-
-/// Reads and validates an app directory. On failure, every problem found.
-pub fn load(dir: &Path) -> Result<AppDefinition, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let read = |name: &'static str, problems: &mut Vec<Problem>, required: bool| -> Option<String> {
-        match std::fs::read_to_string(dir.join(name)) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => None,
-            Err(e) => {
-                let message = if e.kind() == std::io::ErrorKind::NotFound {
-                    "missing: every app needs this file".to_owned()
-                } else {
-                    format!("cannot be read: {e}")
-                };
-                problems.push(Problem { file: name, path: "$".into(), message });
-                None
-            }
-        }
-    };
-    let config = read(config::FILE, &mut problems, true).and_then(|text| match config::parse(&text) {
-        Ok(c) => Some(c),
-        Err(p) => {
-            problems.extend(p.list);
-            None
-        }
-    });
-    let multi_user = config.as_ref().is_some_and(|c| c.auth_mode == AuthMode::MultiUser);
-    let schema = read(crate::schema::FILE, &mut problems, true)
-        .and_then(|text| kept(crate::schema::parse(&text, multi_user), &mut problems));
-    // The optional files: absent is empty; present, parsed against the schema.
-    let operations = match read(operations::FILE, &mut problems, false) {
-        None => Some(Vec::new()),
-        Some(text) => kept(operations::parse(&text, schema.as_ref()), &mut problems),
-    };
-    let requests = match read(requests::FILE, &mut problems, false) {
-        None => Some(Vec::new()),
-        Some(text) => kept(requests::parse(&text, schema.as_ref()), &mut problems),
-    };
-    match (config, schema, operations, requests) {
-        (Some(config), Some(schema), Some(operations), Some(requests)) if problems.is_empty() => {
-            Ok(AppDefinition { dir: dir.to_path_buf(), config, schema: Arc::new(schema), operations, requests })
-        }
-        _ => Err(problems),
-    }
-}
-
-/// A parsed file's value, or its problems added to `problems`.
-fn kept<T>(parsed: Result<T, crate::problem::Problems>, problems: &mut Vec<Problem>) -> Option<T> {
-    match parsed {
-        Ok(value) => Some(value),
-        Err(p) => {
-            problems.extend(p.list);
-            None
-        }
-    }
-}
-
-/// A running app: its definition, its store, its clock and its change feed.
+/// A running app: what identity and access read of it (its definition,
+/// store, clock, agent token, limiter and agent log: the [`Context`], which
+/// an `App` dereferences to), its change feed and its operations' runtime.
 pub struct App {
-    pub definition: AppDefinition,
-    pub store: std::sync::Arc<dyn crate::store::Store>,
-    pub clock: std::sync::Arc<dyn crate::clock::Clock>,
-    pub realtime: crate::realtime::Hub,
+    pub context: Context,
+    pub realtime: a2app_store::realtime::Hub,
     /// `schemaVersion`: the fingerprint of what describe publishes (schema,
     /// operations, request capabilities), so a client's cached describe is
     /// dropped when any of them changes.
     pub schema_version: String,
-    /// The loopback write credential (`.agent-token`).
-    pub agent_token: String,
-    /// `logs/agent-actions.jsonl`.
-    pub agent_log: crate::audit::AgentLog,
-    pub limiter: crate::limits::Limiter,
-    /// Operation handlers, pending approvals and the backend.
-    pub operations: crate::operations::Runtime,
-    /// Whether a rule reads `@request.query.*` or `@request.headers.*`, so
-    /// transports hand them on (`rules::reads_request_parts`), judged once.
-    pub rules_read_request: bool,
+    /// Operation handlers and the backend.
+    pub operations: crate::handlers::Runtime,
+}
+
+/// An `App` is a `Context` to identity and access (`a2app-access` takes
+/// `&Context`), and its fields read as the app's own (`app.store`).
+impl std::ops::Deref for App {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.context
+    }
+}
+
+impl App {
+    /// The describe document, live.
+    pub fn describe(&self) -> protocol::describe::Describe {
+        a2app_definition::describe::describe(&self.definition, &self.schema_version)
+    }
+
+    /// One part of describe (`describe/cards`, `describe/cards/fields/title`).
+    pub fn describe_part(&self, path: &str) -> Result<serde_json::Value, a2app_definition::Error> {
+        a2app_definition::describe::part(&self.definition, &self.schema_version, path)
+    }
+}
+
+/// Reads and validates an app directory (see `a2app_definition::load`),
+/// judging its rules and crud filters with the store's compiler: what
+/// `agent-app check` runs, and `serve` refuses a directory that fails it.
+pub fn load(dir: &Path) -> Result<AppDefinition, Vec<Problem>> {
+    a2app_definition::load(dir, Some(a2app_store::fits))
 }
 
 /// How to open an app.
@@ -131,17 +58,17 @@ pub struct App {
 pub struct OpenOptions {
     /// Apply migrations that lose or reinterpret data.
     pub allow_destructive: bool,
-    pub clock: std::sync::Arc<dyn crate::clock::Clock>,
+    pub clock: std::sync::Arc<dyn a2app_definition::clock::Clock>,
     /// Native Rust handlers for operations declared `native` (or jobs with `"run": "native"`).
-    pub operations: crate::operations::Registry,
+    pub operations: crate::handlers::Registry,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {
             allow_destructive: false,
-            clock: std::sync::Arc::new(crate::clock::SystemClock),
-            operations: crate::operations::Registry::default(),
+            clock: std::sync::Arc::new(a2app_definition::clock::SystemClock),
+            operations: crate::handlers::Registry::default(),
         }
     }
 }
@@ -169,12 +96,12 @@ impl App {
         for dir in [definition.data_dir(), definition.logs_dir()] {
             std::fs::create_dir_all(&dir).map_err(|source| OpenError::Io { path: dir.clone(), source })?;
         }
-        let store = crate::store::sqlite::SqliteStore::open(&definition.data_dir().join("data.db"))
+        let store = a2app_store::sqlite::SqliteStore::open(&definition.data_dir().join("data.db"))
             .map_err(|e| OpenError::Store(e.to_string()))?;
-        let migration = crate::store::Store::migrate(&store, &definition.schema, options.allow_destructive).map_err(
+        let migration = a2app_store::Store::migrate(&store, &definition.schema, options.allow_destructive).map_err(
             |e| match e {
-                crate::store::StoreError::MigrationRefused(what) => OpenError::Refused(what),
-                crate::store::StoreError::Unmigratable(why) => OpenError::Store(why),
+                a2app_store::StoreError::MigrationRefused(what) => OpenError::Refused(what),
+                a2app_store::StoreError::Unmigratable(why) => OpenError::Store(why),
                 other => OpenError::Store(other.to_string()),
             },
         )?;
@@ -182,25 +109,28 @@ impl App {
         let agent_token =
             crate::token::ensure(&token_path).map_err(|source| OpenError::Io { path: token_path, source })?;
         // Jobs the last process left queued or running will never finish: say so.
-        let now = crate::datetime::format(options.clock.now());
+        let now = a2app_definition::datetime::format(options.clock.now());
         let interrupted =
-            crate::store::Store::interrupt_jobs(&store, &now).map_err(|e| OpenError::Store(e.to_string()))?;
+            a2app_store::Store::interrupt_jobs(&store, &now).map_err(|e| OpenError::Store(e.to_string()))?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "jobs left running by the last process are now interrupted");
         }
-        let schema_version = crate::describe::version(&definition);
-        let rules_read_request = crate::rules::read_request(&definition);
-        let app = App {
+        let schema_version = a2app_definition::describe::version(&definition);
+        let rules_read_request = a2app_access::rules::read_request(&definition);
+        let context = Context {
             store: std::sync::Arc::new(store),
             clock: options.clock,
-            realtime: crate::realtime::Hub::new(),
-            agent_log: crate::audit::AgentLog::new(definition.logs_dir().join("agent-actions.jsonl")),
-            limiter: crate::limits::Limiter::new(definition.config.limits),
-            operations: crate::operations::Runtime::new(options.operations),
+            agent_log: AgentLog::new(definition.logs_dir().join("agent-actions.jsonl")),
+            limiter: Limiter::new(definition.config.limits),
             definition,
-            schema_version,
             agent_token,
             rules_read_request,
+        };
+        let app = App {
+            context,
+            realtime: a2app_store::realtime::Hub::new(),
+            operations: crate::handlers::Runtime::new(options.operations),
+            schema_version,
         };
         Ok((app, migration.applied))
     }

@@ -15,12 +15,12 @@
 //! Every decision is audited (`approval.approve`, `approval.deny`).
 
 use crate::app::App;
-use crate::app::config::DestructiveConsent;
-use crate::caller::{Caller, CallerKind};
-use crate::datetime;
-use crate::error::Error;
-use crate::records::blocking;
-use crate::store::{Approval, ApprovedCall, Consent, Refusal, Store};
+use a2app_access::caller::{Caller, CallerKind};
+use a2app_definition::config::DestructiveConsent;
+use a2app_definition::datetime;
+use a2app_definition::error::Error;
+use a2app_store::blocking;
+use a2app_store::{Approval, ApprovedCall, Consent, Refusal, Store};
 use jiff::{SignedDuration, Timestamp};
 use protocol::operation::WaitingApproval;
 use protocol::receipt::Receipt;
@@ -75,7 +75,7 @@ fn approve(
 ) -> Result<(), Error> {
     let at = datetime::format(now);
     let Some(key) = key else {
-        let key = format!("apv_{}{}", crate::id::generate(), crate::id::generate());
+        let key = format!("apv_{}{}", a2app_definition::id::generate(), a2app_definition::id::generate());
         let expires = datetime::format(now.checked_add(APPROVAL_LIFETIME).unwrap_or(now));
         let (operation, params) = (call.operation.clone(), call.params.clone());
         let person = asking.consent == Consent::Waiting;
@@ -203,8 +203,8 @@ pub async fn decide(app: &Arc<App>, decider: &Decider, key: &str, yes: bool) -> 
 /// The person behind a decider, or `forbidden`: agents never decide.
 fn person(app: &App, decider: &Decider) -> Result<String, Error> {
     match decider {
-        Decider::Files => Ok(crate::grants::OWNER.to_owned()),
-        Decider::Person(caller) => crate::grants::person(app, caller).ok_or_else(|| {
+        Decider::Files => Ok(a2app_access::grants::OWNER.to_owned()),
+        Decider::Person(caller) => a2app_access::grants::person(app, caller).ok_or_else(|| {
             Error::Forbidden(
                 "a call waiting for consent is approved or denied by a person: on the app's own page (signed in, in a multi-user app), never by an agent"
                     .into(),
@@ -216,11 +216,11 @@ fn person(app: &App, decider: &Decider) -> Result<String, Error> {
 /// Whether `who` decides on `approval`: the person its grant acts for, or
 /// the owner.
 async fn may_decide(app: &Arc<App>, who: &str, approval: &Approval) -> Result<bool, Error> {
-    if who == crate::grants::OWNER {
+    if who == a2app_access::grants::OWNER {
         return Ok(true);
     }
     let Some(grant) = approval.call.approver.strip_prefix("grant:") else { return Ok(false) };
-    Ok(crate::grants::get(app, grant).await.is_ok_and(|g| g.acts_for == who))
+    Ok(a2app_access::grants::get(app, grant).await.is_ok_and(|g| g.acts_for == who))
 }
 
 fn shown(approval: &Approval) -> WaitingApproval {
@@ -245,8 +245,8 @@ fn shown(approval: &Approval) -> WaitingApproval {
 mod tests {
     use super::*;
 
-    fn store(dir: &tempfile::TempDir) -> crate::store::sqlite::SqliteStore {
-        let store = crate::store::sqlite::SqliteStore::open(&dir.path().join("data.db")).unwrap();
+    fn store(dir: &tempfile::TempDir) -> a2app_store::sqlite::SqliteStore {
+        let store = a2app_store::sqlite::SqliteStore::open(&dir.path().join("data.db")).unwrap();
         store.migrate(&protocol::schema::Schema::default(), false).unwrap();
         store
     }

@@ -115,7 +115,7 @@ fn stored_name(original: &str) -> String {
     if clean.is_empty() {
         clean = "file".into();
     }
-    let suffix: String = crate::id::generate().chars().take(10).collect();
+    let suffix: String = a2app_definition::id::generate().chars().take(10).collect();
     match ext {
         Some(e) => format!("{clean}_{suffix}.{e}"),
         None => format!("{clean}_{suffix}"),
@@ -200,7 +200,8 @@ mod tests {
 
     #[test]
     fn uploads_are_checked_against_the_field() {
-        let schema = crate::schema::parse(include_str!("../../../examples/kanban/schema.json"), false).unwrap();
+        let schema =
+            a2app_definition::schema::parse(include_str!("../../../examples/kanban/schema.json"), false).unwrap();
         let members = &schema.entities["members"];
         let png = vec![0x89, b'P', b'N', b'G', 0, 0];
         let up = |field: &str, bytes: Vec<u8>, ct: &str| Upload {

@@ -9,44 +9,20 @@
 //! and only a person or agent who reads its state should decide to run it again.
 
 use crate::app::App;
-use crate::app::operations::{JobRun, JobSpec, Operation};
-use crate::caller::Caller;
-use crate::error::Error;
-use crate::operations::Context;
+use crate::handlers::{Context, Progress};
 use crate::records;
-use crate::store::QueryContext;
+use a2app_access::caller::Caller;
+use a2app_definition::error::Error;
+use a2app_definition::operations::{JobRun, JobSpec, Operation};
+use a2app_store::QueryContext;
 use protocol::operation::{Job, JobError, JobStarted, JobState};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// Reports a job's progress; each report is persisted before it returns.
-#[derive(Clone)]
-pub struct Progress {
-    app: Arc<App>,
-    job: Arc<Mutex<Job>>,
-}
-
-impl Progress {
-    pub async fn report(&self, done: u64, total: u64, message: impl Into<String>) -> Result<(), Error> {
-        let snapshot = {
-            let mut job = self.job.lock().await;
-            job.progress = protocol::operation::Progress { done, total, message: message.into() };
-            job.updated_at = crate::datetime::format(self.app.clock.now());
-            job.clone()
-        };
-        persist(&self.app, snapshot).await
-    }
-
-    /// The job's id (e.g. to name a file it writes).
-    pub async fn job_id(&self) -> String {
-        self.job.lock().await.id.clone()
-    }
-}
-
 async fn persist(app: &Arc<App>, job: Job) -> Result<(), Error> {
     let store = Arc::clone(&app.store);
-    records::blocking(move || Ok(store.put_job(&job)?)).await
+    a2app_store::blocking(move || Ok(store.put_job(&job)?)).await
 }
 
 /// Persists a queued job and starts its work in the background.
@@ -59,9 +35,9 @@ pub async fn start(
     key: Option<String>,
 ) -> Result<JobStarted, Error> {
     records::check_key(key.as_deref())?;
-    let now = crate::datetime::format(app.clock.now());
+    let now = a2app_definition::datetime::format(app.clock.now());
     let job = Job {
-        id: crate::id::ordered(),
+        id: a2app_definition::id::ordered(),
         operation: op.name.clone(),
         state: JobState::Queued,
         progress: Default::default(),
@@ -73,7 +49,7 @@ pub async fn start(
     {
         let store = Arc::clone(&app.store);
         let (job, key) = (job.clone(), key.as_deref().map(|key| records::stored_key(caller, key)));
-        records::blocking(move || Ok(store.create_job(&job, key.as_deref())?)).await?;
+        a2app_store::blocking(move || Ok(store.create_job(&job, key.as_deref())?)).await?;
     }
     let started = JobStarted {
         ok: true,
@@ -93,7 +69,7 @@ async fn run(ctx: Context, spec: JobSpec, progress: Progress) {
     let running = {
         let mut job = progress.job.lock().await;
         job.state = JobState::Running;
-        job.updated_at = crate::datetime::format(app.clock.now());
+        job.updated_at = a2app_definition::datetime::format(app.clock.now());
         job.clone()
     };
     if let Err(e) = persist(&app, running).await {
@@ -142,7 +118,7 @@ async fn run(ctx: Context, spec: JobSpec, progress: Progress) {
                 job.error = Some(JobError { code: e.code(), message: e.to_body().message });
             }
         }
-        job.updated_at = crate::datetime::format(app.clock.now());
+        job.updated_at = a2app_definition::datetime::format(app.clock.now());
         job.clone()
     };
     if let Err(e) = persist(&app, finished).await {
@@ -152,12 +128,12 @@ async fn run(ctx: Context, spec: JobSpec, progress: Progress) {
 
 /// A job by id; an unknown id is `not_found`.
 pub async fn get(app: &Arc<App>, id: &str) -> Result<Job, Error> {
-    if !crate::id::is_valid(id) {
+    if !a2app_definition::id::is_valid(id) {
         return Err(Error::NotFound);
     }
     let store = Arc::clone(&app.store);
     let id = id.to_owned();
-    records::blocking(move || Ok(store.job(&id)?)).await?.ok_or(Error::NotFound)
+    a2app_store::blocking(move || Ok(store.job(&id)?)).await?.ok_or(Error::NotFound)
 }
 
 /// Where exports go, relative to the app directory.
@@ -187,12 +163,12 @@ async fn export(app: &Arc<App>, progress: &Progress, pace: std::time::Duration) 
     let document = json!({
         "app": app.definition.config.id,
         "schemaVersion": app.schema_version,
-        "exportedAt": crate::datetime::format(app.clock.now()),
+        "exportedAt": a2app_definition::datetime::format(app.clock.now()),
         "entities": entities,
     });
     let dir = app.definition.dir.join(EXPORTS);
     let file = format!("{EXPORTS}/{id}.json");
-    records::blocking(move || {
+    a2app_store::blocking(move || {
         let io = |e: std::io::Error| Error::Internal(format!("export file: {e}"));
         std::fs::create_dir_all(&dir).map_err(io)?;
         // Written beside, then renamed: a reader never sees half a file.
@@ -205,7 +181,7 @@ async fn export(app: &Arc<App>, progress: &Progress, pace: std::time::Duration) 
     Ok(json!({ "file": file, "records": counts }))
 }
 
-async fn all_rows(app: &Arc<App>, entity: &str) -> Result<Vec<crate::store::Row>, Error> {
+async fn all_rows(app: &Arc<App>, entity: &str) -> Result<Vec<a2app_store::Row>, Error> {
     let ctx = QueryContext { now: app.clock.now(), request: Default::default() };
     records::rows(app, entity, records::RowsQuery { filter: None, rule: None, sort: Vec::new(), ctx }).await
 }

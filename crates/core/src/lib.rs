@@ -1,46 +1,34 @@
-//! The a2app runtime: everything an app does, independent of any transport.
+//! The a2app runtime: what an app does, independent of any transport.
 //!
-//! `core` owns the app definition (`app`, `schema`), the guard (`guard`), the
-//! filter grammar (`filter`), the records read and write paths (`records`),
-//! the app's verbs (`operations`, `jobs`, `schedule`),
-//! the realtime change feed (`realtime`) and storage (`store`, the only module
-//! that contains SQL). It does not know HTTP, axum, JSON-RPC or MCP: the
-//! server's handlers and MCP tools are thin adapters over the functions here.
+//! It ties the crates below it together: the app's definition and guard
+//! (`a2app-definition`), its storage (`a2app-store`) and who may do what
+//! (`a2app-access`), into a running [`App`] and the paths every transport
+//! calls: records read and written (`records`), the app's verbs
+//! (`operations`, `approvals`, `jobs`, `schedule`), the app-to-agent queue
+//! (`requests`), A2UI surfaces (`surfaces`) and stored files (`files`). It
+//! does not know HTTP, axum, JSON-RPC or MCP: the server's handlers and MCP
+//! tools are thin adapters over the functions here.
 
-pub mod access;
 pub mod app;
 pub mod approvals;
-pub mod audit;
-pub mod auth;
-pub mod caller;
-pub mod clock;
-pub mod datetime;
-pub mod describe;
-pub mod document;
-pub mod error;
 pub mod files;
-pub mod filter;
-pub mod grants;
-pub mod guard;
-pub mod id;
+pub mod handlers;
 pub mod jobs;
-pub mod limits;
-pub mod modifier;
-pub mod number;
-pub mod oauth;
 pub mod operations;
-pub mod problem;
-pub mod realtime;
-pub mod receipt;
 pub mod records;
 pub mod requests;
-pub mod rules;
 pub mod schedule;
-pub mod schema;
-pub mod store;
 pub mod surfaces;
 pub mod token;
-pub mod users;
 
 pub use app::{App, AppDefinition, OpenOptions};
-pub use error::Error;
+
+// The crates the runtime stands on, under the names transports reach them
+// by (`a2app_core::grants`): one dependency for a transport, and each name
+// leads to the crate that owns it.
+pub use a2app_access::{access, audit, auth, caller, grants, limits, oauth, rules, users};
+pub use a2app_definition::{
+    Error, clock, datetime, describe, document, error, guard, id, modifier, number, problem, receipt, record, schema,
+};
+pub use a2app_filter as filter;
+pub use a2app_store::{self as store, realtime};

@@ -16,181 +16,24 @@
 //! apply to a user's own writes apply to the writes of the operations they run.
 
 use crate::app::App;
-use crate::app::operations::{Crud, CrudAction, Executor, Http, JobRun, Operation, Route, bind_filter, placeholder};
-use crate::caller::{Caller, CallerKind};
-use crate::error::Error;
 use crate::records::{self, WriteOptions};
+use a2app_access::caller::{Caller, CallerKind};
+use a2app_definition::error::Error;
+use a2app_definition::operations::{Crud, CrudAction, Executor, Http, Operation, bind_filter, placeholder};
 use protocol::operation::{Invoked, JobStarted};
 use protocol::page::Page;
 use protocol::receipt::Receipt;
 use protocol::{ErrorCode, Violation};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// The largest backend answer read (a bigger one is `backend_error`).
-pub const MAX_BACKEND_RESPONSE: usize = 1 << 20;
 /// The longest string param accepted.
 pub const MAX_PARAM_CHARS: usize = 10_000;
 
-/// One call to the app's backend.
-#[derive(Debug, Clone)]
-pub struct BackendRequest {
-    pub operation: String,
-    pub method: String,
-    pub path: String,
-    /// GET and DELETE carry the params here.
-    pub query: Vec<(String, String)>,
-    /// POST, PUT and PATCH carry the params as a JSON object.
-    pub body: Option<Value>,
-    pub timeout: std::time::Duration,
-    /// Who runs the operation; passed along in headers, never the token.
-    pub caller: Caller,
-    /// The caller's `Idempotency-Key`, passed along for the backend to honour.
-    pub key: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct BackendResponse {
-    pub status: u16,
-    /// The answer as JSON (`null` when empty, a string when not JSON).
-    pub body: Value,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum BackendError {
-    /// Nothing was sent: no connection could be made.
-    #[error("unreachable: {0}")]
-    Unreachable(String),
-    /// Sent, and no answer came in time: the work may have been done.
-    #[error("timed out")]
-    Timeout,
-    /// Sent, and the connection broke before a status came back.
-    #[error("no answer: {0}")]
-    Lost(String),
-    /// A status came back, but not an answer that could be read whole
-    /// (larger than the limit, or cut off).
-    #[error("status {status}, answer unreadable: {why}")]
-    Unreadable { status: u16, why: String },
-}
-
-/// The app's own backend process, as a transport reaches it.
-pub trait Backend: Send + Sync + 'static {
-    fn call(&self, request: BackendRequest) -> BoxFuture<'_, Result<BackendResponse, BackendError>>;
-
-    /// The routes the backend advertises; `Ok(None)` when it does not advertise any.
-    fn routes(&self) -> BoxFuture<'_, Result<Option<Vec<Route>>, BackendError>>;
-}
-
-/// What a native handler gets.
-#[derive(Clone)]
-pub struct Context {
-    pub app: Arc<App>,
-    pub caller: Caller,
-    pub operation: String,
-    /// Checked and normalized: declared params only, defaults applied.
-    pub params: Map<String, Value>,
-    /// The caller's `Idempotency-Key`, for a handler that can honour it.
-    pub key: Option<String>,
-}
-
-/// What an operation produced.
-#[derive(Debug, Clone, Default)]
-pub struct Outcome {
-    pub result: Value,
-    pub receipts: Vec<Receipt>,
-}
-
-impl From<Value> for Outcome {
-    fn from(result: Value) -> Outcome {
-        Outcome { result, receipts: Vec::new() }
-    }
-}
-
-pub type Handler = Arc<dyn Fn(Context) -> BoxFuture<'static, Result<Outcome, Error>> + Send + Sync>;
-pub type JobHandler =
-    Arc<dyn Fn(Context, crate::jobs::Progress) -> BoxFuture<'static, Result<Value, Error>> + Send + Sync>;
-
-/// Native Rust handlers, by operation name. An operation whose executor is
-/// `{"kind": "native"}` needs a handler; `{"kind": "job", "run": "native"}` a job handler.
-#[derive(Clone, Default)]
-pub struct Registry {
-    handlers: HashMap<String, Handler>,
-    jobs: HashMap<String, JobHandler>,
-}
-
-impl Registry {
-    pub fn new() -> Registry {
-        Registry::default()
-    }
-
-    /// Registers the handler of a `native` operation.
-    pub fn handler<F, Fut>(mut self, name: &str, f: F) -> Registry
-    where
-        F: Fn(Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Outcome, Error>> + Send + 'static,
-    {
-        self.handlers.insert(name.to_owned(), Arc::new(move |ctx| Box::pin(f(ctx))));
-        self
-    }
-
-    /// Registers the work of a `job` operation with `"run": "native"`.
-    pub fn job<F, Fut>(mut self, name: &str, f: F) -> Registry
-    where
-        F: Fn(Context, crate::jobs::Progress) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, Error>> + Send + 'static,
-    {
-        self.jobs.insert(name.to_owned(), Arc::new(move |ctx, progress| Box::pin(f(ctx, progress))));
-        self
-    }
-
-    pub(crate) fn job_handler(&self, name: &str) -> Option<JobHandler> {
-        self.jobs.get(name).cloned()
-    }
-
-    /// Operations that need a handler this registry lacks.
-    pub fn missing(&self, operations: &[Operation]) -> Vec<String> {
-        operations
-            .iter()
-            .filter(|op| match &op.run {
-                Executor::Native => !self.handlers.contains_key(&op.name),
-                Executor::Job(spec) => spec.run == JobRun::Native && !self.jobs.contains_key(&op.name),
-                _ => false,
-            })
-            .map(|op| op.name.clone())
-            .collect()
-    }
-}
-
-/// The operations state of a running app: handlers and the backend (pending
-/// approvals are in the store).
-pub struct Runtime {
-    registry: Registry,
-    backend: OnceLock<Arc<dyn Backend>>,
-}
-
-impl Runtime {
-    pub fn new(registry: Registry) -> Runtime {
-        Runtime { registry, backend: OnceLock::new() }
-    }
-
-    pub fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
-    /// Installs the backend `http` operations call; false when one is already set.
-    pub fn set_backend(&self, backend: Arc<dyn Backend>) -> bool {
-        self.backend.set(backend).is_ok()
-    }
-
-    pub fn backend(&self) -> Option<&Arc<dyn Backend>> {
-        self.backend.get()
-    }
-}
+pub use crate::handlers::{
+    Backend, BackendError, BackendRequest, BackendResponse, BoxFuture, Context, Handler, JobHandler,
+    MAX_BACKEND_RESPONSE, Outcome, Registry, Runtime,
+};
 
 /// One call of an operation.
 #[derive(Debug, Clone, Default)]
@@ -237,7 +80,7 @@ pub enum Answer {
 
 /// The operations as `GET /api/_ops` and describe list them.
 pub fn list(app: &App) -> Vec<protocol::describe::DescribedOperation> {
-    crate::describe::describe(app).operations
+    a2app_definition::describe::describe(&app.definition, &app.schema_version).operations
 }
 
 /// Runs an operation for `caller`, who was authorized for a write.
@@ -283,10 +126,8 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
             Executor::Native => {
                 let handler = app
                     .operations
-                    .registry
-                    .handlers
-                    .get(&op.name)
-                    .cloned()
+                    .registry()
+                    .native_handler(&op.name)
                     .ok_or_else(|| Error::Internal(format!("no handler registered for {}", op.name)))?;
                 let ctx = Context {
                     app: Arc::clone(app),
@@ -338,13 +179,13 @@ async fn audit(
         entity: String::new(),
         id: op.name.clone(),
         fields: params.clone(),
-        at: crate::datetime::format(app.clock.now()),
+        at: a2app_definition::datetime::format(app.clock.now()),
         agent: caller.agent.clone(),
         caller: caller.label(),
     };
     let store = Arc::clone(&app.store);
     let entry = receipt.clone();
-    if let Err(e) = records::blocking(move || Ok(store.audit(&entry)?)).await {
+    if let Err(e) = a2app_store::blocking(move || Ok(store.audit(&entry)?)).await {
         tracing::error!(operation = %op.name, error = %e, "cannot audit an operation run");
     }
     if caller.kind == CallerKind::Agent || caller.agent.is_some() {
@@ -362,7 +203,7 @@ pub fn normalize(op: &Operation, raw: &Value) -> Result<Map<String, Value>, Erro
 /// request capability's params and result); `owner` names them in messages.
 pub fn normalize_params(
     owner: &str,
-    params: &[crate::app::operations::Param],
+    params: &[a2app_definition::operations::Param],
     raw: &Value,
 ) -> Result<Map<String, Value>, Error> {
     let empty = Map::new();
@@ -414,9 +255,9 @@ pub fn normalize_params(
             }
             Some(v) if !p.kind.admits(v) => {
                 let code = match p.kind {
-                    crate::app::operations::ParamType::String => ErrorCode::InvalidString,
-                    crate::app::operations::ParamType::Number => ErrorCode::InvalidNumber,
-                    crate::app::operations::ParamType::Boolean => ErrorCode::InvalidBoolean,
+                    a2app_definition::operations::ParamType::String => ErrorCode::InvalidString,
+                    a2app_definition::operations::ParamType::Number => ErrorCode::InvalidNumber,
+                    a2app_definition::operations::ParamType::Boolean => ErrorCode::InvalidBoolean,
                 };
                 violations.push(
                     Violation::new(code, format!("\"{}\" must be a {}", p.name, p.kind.as_str()))
@@ -529,7 +370,7 @@ async fn crud(
                 .into_iter()
                 .map(|r| {
                     let mut record = records::present(&c.entity, r);
-                    crate::rules::redact(app, caller, &c.entity, &mut record);
+                    a2app_access::rules::redact(app, caller, &c.entity, &mut record);
                     record
                 })
                 .collect();
@@ -551,23 +392,23 @@ fn matching(
     c: &Crud,
     params: &Map<String, Value>,
 ) -> Result<records::RowsQuery, Error> {
-    let rule = crate::rules::rule(app, caller, &c.entity, crate::rules::Action::List)?;
+    let rule = a2app_access::rules::rule(app, caller, &c.entity, a2app_access::rules::Action::List)?;
     let filter = match &c.filter {
         None => None,
         Some(text) => {
             // `check` refused a placeholder a call may leave out, so every one
             // is bound here: none compares with nothing.
             let (bound, _) = bind_filter(text).map_err(Error::Internal)?;
-            Some(crate::filter::parse(&bound).map_err(Error::InvalidFilter)?)
+            Some(a2app_filter::parse(&bound).map_err(Error::InvalidFilter)?)
         }
     };
     let sort = match &c.sort {
         None => Vec::new(),
-        Some(s) => crate::filter::parse_sort(s).map_err(Error::InvalidFilter)?,
+        Some(s) => a2app_filter::parse_sort(s).map_err(Error::InvalidFilter)?,
     };
     // The caller's request context (`@request.auth` for the rule), with the
     // params where the rewritten filter looks for them.
-    let mut ctx = crate::rules::context(app, caller, "POST", None);
+    let mut ctx = a2app_access::rules::context(app, caller, "POST", None);
     ctx.request.query = params.clone();
     Ok(records::RowsQuery { filter, rule, sort, ctx })
 }

@@ -10,12 +10,15 @@ pub mod fields;
 pub mod paths;
 
 use crate::app::App;
-use crate::caller::{Caller, CallerKind};
-use crate::error::Error;
-use crate::guard::{self, Mode};
-use crate::realtime::{Action, Change};
-use crate::store::{ListQuery, OnCommit, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
-use crate::{datetime, files, filter, id, modifier, rules, schema};
+use crate::files;
+use a2app_access::caller::{Caller, CallerKind};
+use a2app_access::rules;
+use a2app_definition::error::Error;
+use a2app_definition::guard::{self, Mode};
+pub use a2app_definition::record::present;
+use a2app_definition::{datetime, id, modifier, schema};
+use a2app_store::realtime::{Action, Change};
+use a2app_store::{ListQuery, OnCommit, QueryContext, RequestInfo, Row, RuleCheck, Write, WriteKind, Written};
 use protocol::ErrorCode;
 use protocol::grant::Scope;
 use protocol::page::Page;
@@ -59,7 +62,7 @@ pub struct WriteOptions {
     pub files: Vec<files::Upload>,
     /// Numbers of the body, as the caller wrote it, that its parse could not
     /// keep (`crate::number`): each is refused by the guard, by its field.
-    pub inexact: Vec<crate::number::Inexact>,
+    pub inexact: Vec<a2app_definition::number::Inexact>,
 }
 
 /// The longest `Idempotency-Key` accepted.
@@ -101,9 +104,9 @@ fn context(app: &App, request: RequestInfo) -> QueryContext {
 
 /// A query for [`rows`] and [`first_page`]: what to match and how to order it.
 pub struct RowsQuery {
-    pub filter: Option<filter::Expr>,
-    pub rule: Option<filter::Expr>,
-    pub sort: Vec<filter::SortKey>,
+    pub filter: Option<a2app_filter::Expr>,
+    pub rule: Option<a2app_filter::Expr>,
+    pub sort: Vec<a2app_filter::SortKey>,
     pub ctx: QueryContext,
 }
 
@@ -201,11 +204,11 @@ pub async fn list(
     };
     let filter = match params.filter.as_deref().map(str::trim) {
         None | Some("") => None,
-        Some(text) => Some(filter::parse(text).map_err(Error::InvalidFilter)?),
+        Some(text) => Some(a2app_filter::parse(text).map_err(Error::InvalidFilter)?),
     };
     let sort = match params.sort.as_deref().map(str::trim) {
         None | Some("") => Vec::new(),
-        Some(text) => filter::parse_sort(text).map_err(|e| Error::InvalidQuery(format!("invalid sort: {e}")))?,
+        Some(text) => a2app_filter::parse_sort(text).map_err(|e| Error::InvalidQuery(format!("invalid sort: {e}")))?,
     };
     let rule = rules::rule(app, caller, entity_name, rules::Action::List)?;
     paths::readable(app, caller, entity_name, filter.as_ref(), &sort)?;
@@ -229,7 +232,7 @@ pub async fn list(
                 ctx: &ctx,
             };
             app.store.list(&app.definition.schema, &query).map_err(|e| match e {
-                crate::store::StoreError::Filter(f) if f.message.contains("sort") => Error::InvalidQuery(f.to_string()),
+                a2app_store::StoreError::Filter(f) if f.message.contains("sort") => Error::InvalidQuery(f.to_string()),
                 other => other.into(),
             })
         })
@@ -315,10 +318,10 @@ pub async fn subscription_filter(
     caller: &Caller,
     entity_name: &str,
     text: &str,
-) -> Result<filter::Expr, Error> {
+) -> Result<a2app_filter::Expr, Error> {
     entity(app, entity_name)?;
     only_owner_reads_request([Some(text)], caller)?;
-    let expr = filter::parse(text.trim()).map_err(Error::InvalidFilter)?;
+    let expr = a2app_filter::parse(text.trim()).map_err(Error::InvalidFilter)?;
     paths::readable(app, caller, entity_name, Some(&expr), &[])?;
     // Judged once on an empty record: a field the entity lacks fails here,
     // not silently on every change.
@@ -335,7 +338,7 @@ pub async fn change_matches(
     app: &Arc<App>,
     caller: &Caller,
     change: &Arc<Change>,
-    filter: &Arc<filter::Expr>,
+    filter: &Arc<a2app_filter::Expr>,
 ) -> Result<bool, Error> {
     let ctx = rules::context(app, caller, "GET", None);
     let (change, filter) = (Arc::clone(change), Arc::clone(filter));
@@ -352,10 +355,10 @@ async fn visible(
     caller: &Caller,
     entity_name: &str,
     id: &str,
-    rule: filter::Expr,
+    rule: a2app_filter::Expr,
 ) -> Result<bool, Error> {
     // The id was validated as [a-z0-9]{15}; the filter is parsed, and its value bound.
-    let by_id = filter::parse(&format!("id = '{id}'")).map_err(|e| Error::Internal(e.to_string()))?;
+    let by_id = a2app_filter::parse(&format!("id = '{id}'")).map_err(|e| Error::Internal(e.to_string()))?;
     let ctx = rules::context(app, caller, "GET", None);
     let name = entity_name.to_owned();
     let found = read(app, move |app| {
@@ -579,9 +582,9 @@ async fn users_secrets(
     updating: Option<&str>,
 ) -> Result<(Value, Secret), Error> {
     use protocol::{ErrorCode, Violation};
-    let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
+    let multi = app.definition.config.auth_mode == a2app_definition::AuthMode::MultiUser;
     let Value::Object(map) = body else { return Ok((body.clone(), Secret::default())) };
-    if !multi || entity_name != crate::auth::ENTITY {
+    if !multi || entity_name != a2app_definition::users::ENTITY {
         return Ok((body.clone(), Secret::default()));
     }
     let mut fields = map.clone();
@@ -611,7 +614,7 @@ async fn users_secrets(
         return Ok((Value::Object(fields), secret));
     };
     let len = new.chars().count();
-    if !(crate::auth::MIN_PASSWORD..=crate::auth::MAX_PASSWORD).contains(&len) {
+    if !(a2app_definition::users::MIN_PASSWORD..=a2app_definition::users::MAX_PASSWORD).contains(&len) {
         secret.violations.push(bad(
             ErrorCode::InvalidString,
             "password",
@@ -642,7 +645,7 @@ async fn users_secrets(
         let app2 = Arc::clone(app);
         let ok = blocking(move || {
             let creds = app2.store.credentials(&app2.definition.schema, &email)?;
-            Ok(creds.is_some_and(|c| crate::auth::password_matches(&c.password_hash, &old)))
+            Ok(creds.is_some_and(|c| a2app_access::auth::password_matches(&c.password_hash, &old)))
         })
         .await?;
         if !ok {
@@ -655,7 +658,7 @@ async fn users_secrets(
         }
     }
     if secret.violations.is_empty() {
-        let hash = blocking(move || crate::auth::hash_password(&new).map_err(Error::Internal)).await?;
+        let hash = blocking(move || a2app_access::auth::hash_password(&new).map_err(Error::Internal)).await?;
         secret.hash = Some(hash);
     }
     Ok((Value::Object(fields), secret))
@@ -788,7 +791,7 @@ async fn guarded(
     body: &Value,
     mode: Mode,
     meta: &Map<String, Value>,
-    inexact: &[crate::number::Inexact],
+    inexact: &[a2app_definition::number::Inexact],
 ) -> Result<guard::Accepted, Error> {
     let (accepted, mut violations) = guard::inspect_body(entity_name, ent, body, mode, meta);
     guard::inexact(ent, inexact, &mut violations);
@@ -828,7 +831,7 @@ async fn store_write(app: &Arc<App>, caller: &Caller, write: Write) -> Result<Wr
     let entity = write.entity.clone();
     match app.store.write(&app.definition.schema, write).await {
         Ok(Ok(written)) => Ok(written),
-        Ok(Err(crate::store::StoreError::VersionConflict(current))) => {
+        Ok(Err(a2app_store::StoreError::VersionConflict(current))) => {
             Err(conflict(app, caller, &entity, *current).await)
         }
         Ok(Err(e)) => Err(e.into()),
@@ -874,7 +877,7 @@ pub fn may_read_receipts(app: &App, caller: &Caller) -> Result<(), Error> {
             "a grant does not read the app's receipts; its own writes answer with theirs".into(),
         ));
     }
-    if app.definition.config.auth_mode != crate::app::AuthMode::MultiUser || caller.is_owner() {
+    if app.definition.config.auth_mode != a2app_definition::AuthMode::MultiUser || caller.is_owner() {
         return Ok(());
     }
     Err(Error::Unauthorized("in a multi-user app the receipts are read with the agent token (X-LUI-Token)".into()))
@@ -893,7 +896,7 @@ pub struct Form {
     pub payloads: Vec<Map<String, Value>>,
     pub texts: indexmap::IndexMap<String, Vec<String>>,
     /// The numbers of the `@jsonPayload` parts that their parse could not keep.
-    pub inexact: Vec<crate::number::Inexact>,
+    pub inexact: Vec<a2app_definition::number::Inexact>,
 }
 
 /// The record a form carries, for the guard. A form's values are text, so
@@ -904,7 +907,11 @@ pub struct Form {
 /// reads a form; a list field's single value is a list of one. Every
 /// `@jsonPayload` is merged (the SDK sends one per object value); a field
 /// given twice across them and the text parts is refused, never one picked.
-pub fn form_body(app: &App, entity_name: &str, form: Form) -> Result<(Value, Vec<crate::number::Inexact>), Error> {
+pub fn form_body(
+    app: &App,
+    entity_name: &str,
+    form: Form,
+) -> Result<(Value, Vec<a2app_definition::number::Inexact>), Error> {
     let ent = entity(app, entity_name)?;
     let mut inexact = form.inexact;
     let mut values = Map::new();
@@ -942,9 +949,11 @@ pub fn form_body(app: &App, entity_name: &str, form: Form) -> Result<(Value, Vec
                 // A number read from text is held to what the text says, as
                 // one in JSON is: `"18446744073709551617"` is no double.
                 let t = one.trim();
-                if value.is_number() && serde_json::from_str::<serde_json::Number>(t).is_ok() && !crate::number::kept(t)
+                if value.is_number()
+                    && serde_json::from_str::<serde_json::Number>(t).is_ok()
+                    && !a2app_definition::number::kept(t)
                 {
-                    inexact.push(crate::number::Inexact { path: vec![name.clone()], text: t.to_owned() });
+                    inexact.push(a2app_definition::number::Inexact { path: vec![name.clone()], text: t.to_owned() });
                 }
                 value
             }
@@ -1022,20 +1031,6 @@ fn meta(entity_name: &str, id: Option<&str>) -> Map<String, Value> {
         m.insert("id".into(), Value::from(id));
     }
     m
-}
-
-/// A stored row in PocketBase's record shape: `collectionId`, `collectionName`,
-/// `id`, the fields in schema order, then `created` and `updated`.
-pub fn present(entity_name: &str, mut row: Row) -> Map<String, Value> {
-    let mut out = Map::with_capacity(row.len() + 2);
-    out.insert("collectionId".into(), Value::from(schema::collection_id(entity_name)));
-    out.insert("collectionName".into(), Value::from(entity_name));
-    let created = row.shift_remove("created");
-    let updated = row.shift_remove("updated");
-    out.extend(row);
-    out.insert("created".into(), created.unwrap_or_default());
-    out.insert("updated".into(), updated.unwrap_or_default());
-    out
 }
 
 /// PocketBase reads `page`/`perPage` as integers; anything else is a 400.

@@ -13,16 +13,17 @@
 //! it in words before it ever delivers a request.
 
 use crate::app::App;
-use crate::app::requests::Capability;
-use crate::caller::{Caller, CallerKind};
-use crate::error::Error;
-use crate::realtime::{Action, Change};
-use crate::records::blocking;
-use crate::store::{RequestConflict, RequestFilter, RequestStep};
+use a2app_access::caller::{Caller, CallerKind};
+use a2app_definition::error::Error;
+use a2app_definition::guard::{object, only};
+use a2app_definition::requests::Capability;
+use a2app_definition::secret::digest;
+use a2app_store::blocking;
+use a2app_store::realtime::{Action, Change};
+use a2app_store::{RequestConflict, RequestFilter, RequestStep};
 use protocol::request::{AgentRequest, Claimed, RequestStatus};
 use protocol::{ErrorCode, Violation};
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 /// The realtime topic of request changes (`_a2app_requests/*` or `/ID`).
@@ -69,9 +70,9 @@ pub async fn ask(app: &Arc<App>, caller: &Caller, body: &Value) -> Result<AgentR
         Err(other) => return Err(other),
     };
     within(&params, MAX_PARAMS_BYTES, "params")?;
-    let now = crate::datetime::format(app.clock.now());
+    let now = a2app_definition::datetime::format(app.clock.now());
     let request = AgentRequest {
-        id: crate::id::generate(),
+        id: a2app_definition::id::generate(),
         capability: cap.name.clone(),
         params,
         status: RequestStatus::Pending,
@@ -143,7 +144,7 @@ pub async fn list(
             app.definition.requests.iter().filter(|c| covers(caller, c).is_ok()).map(|c| c.name.clone()).collect()
         }),
         requested_by: reader(app, caller)?,
-        claimable_at: claimable.then(|| crate::datetime::format(app.clock.now())),
+        claimable_at: claimable.then(|| a2app_definition::datetime::format(app.clock.now())),
         limit: per_page,
         offset: (page - 1).saturating_mul(per_page),
     };
@@ -201,11 +202,11 @@ pub async fn claim(app: &Arc<App>, caller: &Caller, id: &str, body: &Value) -> R
     let until = now
         .checked_add(jiff::SignedDuration::from_secs(lease))
         .map_err(|e| Error::Internal(format!("lease end: {e}")))?;
-    let key = format!("a2c_{}", crate::token::secret());
+    let key = format!("a2c_{}", a2app_definition::secret::secret());
     let step = RequestStep::Claim {
         key_hash: digest(&key),
         agent: caller.agent.clone(),
-        lease_until: crate::datetime::format(until),
+        lease_until: a2app_definition::datetime::format(until),
     };
     let current = get(app, caller, id).await?;
     if let Ok(cap) = capability(app, &current.capability) {
@@ -317,7 +318,7 @@ async fn step_request(
         RequestStep::Claim { .. } => ("claim", format!("Claimed the request \"{title}\"")),
         RequestStep::Cancel { .. } => ("cancel", format!("Cancelled the request \"{title}\"")),
     };
-    let now = crate::datetime::format(app.clock.now());
+    let now = a2app_definition::datetime::format(app.clock.now());
     let audit = receipt(caller, &current.id, &now, text, verb, &fields);
     let store = Arc::clone(&app.store);
     let key = current.id.clone();
@@ -383,7 +384,7 @@ fn publish(app: &App, action: Action, request: &AgentRequest) {
 /// only a signed-in user: any local program can send the page's Origin, and
 /// requests nobody owns could be neither read nor cancelled by anyone.
 fn person(app: &App, caller: &Caller) -> Option<String> {
-    let multi = app.definition.config.auth_mode == crate::app::AuthMode::MultiUser;
+    let multi = app.definition.config.auth_mode == a2app_definition::AuthMode::MultiUser;
     match (&caller.kind, &caller.user) {
         (CallerKind::Agent | CallerKind::Grant, _) => None,
         (_, Some(user)) => Some(format!("user:{}", user.id)),
@@ -460,7 +461,7 @@ fn covers(caller: &Caller, cap: &Capability) -> Result<(), Error> {
 /// Which requests a reader sees: all (`None`), or only a user's own. In a
 /// multi-user app that is the agent token's (all) or a signed-in user's.
 fn reader(app: &App, caller: &Caller) -> Result<Option<String>, Error> {
-    if app.definition.config.auth_mode != crate::app::AuthMode::MultiUser || caller.is_owner() {
+    if app.definition.config.auth_mode != a2app_definition::AuthMode::MultiUser || caller.is_owner() {
         return Ok(None);
     }
     match &caller.user {
@@ -484,38 +485,6 @@ fn capability<'a>(app: &'a App, name: &str) -> Result<&'a Capability, Error> {
     })
 }
 
-/// The body as an object, and a violation for each key not in `allowed`.
-pub(crate) fn object<'a>(body: &'a Value, allowed: &[&str]) -> Result<(&'a Map<String, Value>, Vec<Violation>), Error> {
-    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
-    let map = match body {
-        Value::Object(m) => m,
-        Value::Null => EMPTY.get_or_init(Map::new),
-        other => {
-            return Err(Error::Invalid(vec![
-                Violation::new(ErrorCode::InvalidJson, "the body is a JSON object").got(other.clone()),
-            ]));
-        }
-    };
-    let unknown = map
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|k| {
-            Violation::new(
-                ErrorCode::UnknownField,
-                format!("\"{k}\" is not read here (fields: {})", allowed.join(", ")),
-            )
-            .field(k.clone())
-        })
-        .collect();
-    Ok((map, unknown))
-}
-
-/// [`object`], refusing unknown keys.
-pub(crate) fn only<'a>(body: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value>, Error> {
-    let (map, unknown) = object(body, allowed)?;
-    if unknown.is_empty() { Ok(map) } else { Err(Error::Invalid(unknown)) }
-}
-
 fn within(values: &Map<String, Value>, max: usize, what: &str) -> Result<(), Error> {
     let size = serde_json::to_string(values).map(|s| s.len()).unwrap_or(usize::MAX);
     if size <= max {
@@ -525,8 +494,4 @@ fn within(values: &Map<String, Value>, max: usize, what: &str) -> Result<(), Err
         Violation::new(ErrorCode::TooLong, format!("the {what} take {size} bytes; at most {max}"))
             .field(what.to_owned()),
     ]))
-}
-
-pub(crate) fn digest(key: &str) -> String {
-    Sha256::digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -8,9 +8,9 @@
 //! Who may render is the transport's rule (a write: the agent token).
 
 use crate::app::App;
-use crate::error::Error;
-use crate::records::blocking;
 use a2app_a2ui::{Rules, Surface};
+use a2app_definition::error::Error;
+use a2app_store::blocking;
 use protocol::{ErrorCode, Violation};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -21,7 +21,7 @@ pub const ACTIONS: &[&str] = &["query", "get", "create", "update", "delete", "ru
 /// Who may use surfaces: any writer (the agent token, the app's own page)
 /// but a grant, whose scopes name entities and operations, not what the
 /// person typed into another agent's form.
-pub fn may_use(caller: &crate::caller::Caller) -> Result<(), Error> {
+pub fn may_use(caller: &a2app_access::caller::Caller) -> Result<(), Error> {
     if caller.grant.is_some() {
         return Err(Error::Forbidden("surfaces are not open to grants; they take the agent token".into()));
     }
@@ -33,7 +33,7 @@ pub fn may_use(caller: &crate::caller::Caller) -> Result<(), Error> {
 pub async fn render(app: &Arc<App>, batch: &Value) -> Result<Vec<Value>, Error> {
     let messages = a2app_a2ui::parse(batch, &Rules { actions: ACTIONS }).map_err(Error::Invalid)?;
     let store = Arc::clone(&app.store);
-    let now = crate::datetime::format(app.clock.now());
+    let now = a2app_definition::datetime::format(app.clock.now());
     let rendered = blocking(move || Ok(store.render_surfaces(&messages, &now)?)).await?.map_err(Error::Invalid)?;
     Ok(rendered.iter().map(|(id, state)| as_message(id, state.as_ref())).collect())
 }

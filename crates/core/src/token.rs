@@ -3,22 +3,8 @@
 //! Created at launch with mode 0600 when missing. Handing it to an agent is a
 //! deliberate act; it is never served to a browser.
 
-use rand::RngExt;
 use std::io::Write;
 use std::path::Path;
-
-const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-/// A new random agent token (about 238 bits).
-pub fn generate() -> String {
-    format!("a2a_{}", secret())
-}
-
-/// 40 random characters of `[A-Za-z0-9]` (about 238 bits): the body of a token.
-pub fn secret() -> String {
-    let mut rng = rand::rng();
-    (0..40).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
-}
 
 /// Reads the token, creating it first when missing.
 pub fn ensure(path: &Path) -> std::io::Result<String> {
@@ -32,7 +18,7 @@ pub fn ensure(path: &Path) -> std::io::Result<String> {
 
 /// Writes a fresh token (owner read/write only) and returns it.
 pub fn rotate(path: &Path) -> std::io::Result<String> {
-    let token = generate();
+    let token = a2app_definition::secret::agent_token();
     let tmp = path.with_extension("tmp");
     {
         let mut options = std::fs::OpenOptions::new();

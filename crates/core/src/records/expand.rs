@@ -8,10 +8,10 @@
 
 use super::{present, read};
 use crate::app::App;
-use crate::caller::Caller;
-use crate::error::Error;
 use crate::rules;
-use crate::store::Row;
+use a2app_access::caller::Caller;
+use a2app_definition::error::Error;
+use a2app_store::Row;
 use indexmap::IndexMap;
 use protocol::schema::FieldType;
 use serde_json::{Map, Value};

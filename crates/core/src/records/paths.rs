@@ -4,9 +4,9 @@
 //! would answer yes or no about values it may not see.
 
 use crate::app::App;
-use crate::caller::Caller;
-use crate::error::Error;
-use crate::filter::{Expr, Operand, OperandKind, SortKey, SortTarget};
+use a2app_access::caller::Caller;
+use a2app_definition::error::Error;
+use a2app_filter::{Expr, Operand, OperandKind, SortKey, SortTarget};
 use protocol::grant::Scope;
 
 /// `insufficient_scope` for the first entity beyond `entity` that a path of

@@ -41,13 +41,13 @@ pub async fn identity(S(state): S<State>, headers: HeaderMap) -> ApiResult<Respo
 /// `GET /api/_a2app/describe`: the whole document, generated now.
 pub async fn describe(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {
     caller(&state, &headers, Intent::Read).await?;
-    Ok(json_response(StatusCode::OK, &a2app_core::describe::describe(&state.app)))
+    Ok(json_response(StatusCode::OK, &state.app.describe()))
 }
 
 /// `GET /api/_a2app/describe/{path}`: one part, so an agent reads only what it needs.
 pub async fn describe_part(S(state): S<State>, headers: HeaderMap, Path(path): Path<String>) -> ApiResult<Response> {
     caller(&state, &headers, Intent::Read).await?;
-    Ok(json_response(StatusCode::OK, &a2app_core::describe::part(&state.app, &path)?))
+    Ok(json_response(StatusCode::OK, &state.app.describe_part(&path)?))
 }
 
 pub async fn whoami(S(state): S<State>, headers: HeaderMap) -> ApiResult<Response> {

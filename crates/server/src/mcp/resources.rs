@@ -51,11 +51,11 @@ pub fn read(app: &App, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     let value = if uri == CATALOG {
         a2app_a2ui::catalog::document()
     } else if uri == DESCRIBE {
-        serde_json::to_value(a2app_core::describe::describe(app)).map_err(|e| super::internal(&e.to_string()))?
+        serde_json::to_value(app.describe()).map_err(|e| super::internal(&e.to_string()))?
     } else if let Some(entity) = uri.strip_prefix(ENTITY_PREFIX)
         && app.definition.schema.entities.contains_key(entity)
     {
-        a2app_core::describe::part(app, entity).map_err(|e| super::internal(&e.to_string()))?
+        app.describe_part(entity).map_err(|e| super::internal(&e.to_string()))?
     } else {
         return Err(ErrorData::invalid_params(
             format!("no resource {uri}; resources/list names them"),

@@ -472,8 +472,8 @@ fn shape(args: &Map<String, Value>) -> Result<Shape, Error> {
 
 fn describe(app: &App, args: &Map<String, Value>) -> Result<Answer, Error> {
     match text(args, "path")? {
-        Some(path) if !path.trim().is_empty() => Answer::json(a2app_core::describe::part(app, &path)?),
-        _ => Answer::json(a2app_core::describe::describe(app)),
+        Some(path) if !path.trim().is_empty() => Answer::json(app.describe_part(&path)?),
+        _ => Answer::json(app.describe()),
     }
 }
 

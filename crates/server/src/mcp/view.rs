@@ -102,8 +102,7 @@ pub fn contents(uri: String, model: &Value) -> ReadResourceResult {
 /// The app's own view: describe is in the page, read on every call so the
 /// view follows the schema as describe does.
 pub fn read(app: &App) -> Result<ReadResourceResult, ErrorData> {
-    let describe =
-        serde_json::to_value(a2app_core::describe::describe(app)).map_err(|e| super::internal(&e.to_string()))?;
+    let describe = serde_json::to_value(app.describe()).map_err(|e| super::internal(&e.to_string()))?;
     Ok(contents(uri(app), &json!({ "describe": describe })))
 }
 
