@@ -2,8 +2,9 @@
 //   {name, collection, params, expect?}
 // `params` become the query string. `expect` is the status PocketBase must give
 // (default 200); it guards the rows themselves (a typo that makes PocketBase answer
-// 400 would otherwise compare "equal" for the wrong reason). For a non-200 row only
-// the status is compared, never the error body.
+// 400 would otherwise compare "equal" for the wrong reason). For a non-200 row the
+// status, the body's `status` and the keys of its `data` are compared, not the
+// message (ours says what is wrong and where; PocketBase's is generic).
 //
 // Rules for rows: every 200 row sorts with a unique tiebreaker last (`id`, or
 // `@rowid`), never sorts or filters on created/updated, and uses only time macros in
@@ -324,6 +325,8 @@ c('err: collectionName is not a filter field', { filter: 'collectionName = "card
 
 // ---------------------------------------------------------------- errors (status only)
 c('err: missing right operand', { filter: 'title =' }, 400);
+c('err: a filter of only whitespace', { filter: '   ' }, 400);
+c('err: a filter of only a comment', { filter: '// nothing' }, 400);
 c('err: unterminated string', { filter: 'title = "abc' }, 400);
 c('err: backslash escapes the closing quote', { filter: 'title ~ "\\"' }, 400);
 c('err: unbalanced (', { filter: '(title = "a"' }, 400);

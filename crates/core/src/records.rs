@@ -202,7 +202,9 @@ pub async fn list(
             parse_bool(v).ok_or_else(|| Error::InvalidQuery(format!("skipTotal must be true or false, got \"{v}\"")))?
         }
     };
-    let filter = match params.filter.as_deref().map(str::trim) {
+    // An empty `filter` is none; one of only whitespace (or comments) is an
+    // empty expression, refused as PocketBase 0.40.6 refuses it.
+    let filter = match params.filter.as_deref() {
         None | Some("") => None,
         Some(text) => Some(a2app_filter::parse(text).map_err(Error::InvalidFilter)?),
     };

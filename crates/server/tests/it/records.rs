@@ -310,3 +310,18 @@ async fn set_modifiers_change_numbers_and_lists_atomically() {
     let (_, now) = t.call("GET", &path, None).await;
     assert_eq!(now["points"], 53);
 }
+
+/// Issue 41, found while measuring: a filter of only whitespace answered 200
+/// with the whole list, where PocketBase 0.40.6 refuses it; an empty one is
+/// no filter for both.
+#[tokio::test]
+async fn a_filter_of_only_whitespace_is_refused_and_an_empty_one_is_none() {
+    let t = TestApp::kanban().await;
+    t.create("lists", json!({"name": "To Do"})).await;
+    for filter in ["%20%20%20", "%0A", "//%20nothing"] {
+        let (status, body) = t.call("GET", &format!("/api/collections/lists/records?filter={filter}"), None).await;
+        assert_eq!((status, body["code"].as_str()), (400, Some("invalid_filter")), "{filter}: {body}");
+    }
+    let (status, body) = t.call("GET", "/api/collections/lists/records?filter=", None).await;
+    assert_eq!((status, body["totalItems"].as_i64()), (200, Some(1)), "{body}");
+}
