@@ -49,6 +49,22 @@ impl Sample {
     }
 }
 
+/// One success in this many is read whole (the first of each worker too).
+const SAMPLE_EVERY: u64 = 32;
+
+/// Whether a 2xx body is what the workloads ask for: a record (an object with
+/// its `id`) or a page (an object with `items`), and no error envelope.
+pub fn plausible(body: &[u8]) -> Result<(), String> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| format!("a body that is no JSON ({e})"))?;
+    let object = value.as_object().ok_or("a body that is no JSON object")?;
+    if object.get("ok") == Some(&serde_json::Value::Bool(false)) {
+        return Err("an error envelope".into());
+    }
+    let record = object.get("id").and_then(serde_json::Value::as_str).is_some_and(|id| !id.is_empty());
+    let page = object.get("items").is_some_and(serde_json::Value::is_array);
+    if record || page { Ok(()) } else { Err("neither a record nor a page".into()) }
+}
+
 pub fn quantile(values: &[Duration], q: f64) -> Duration {
     if values.is_empty() {
         return Duration::ZERO;
@@ -127,6 +143,7 @@ async fn worker(
     out: Arc<std::sync::Mutex<Sample>>,
 ) {
     let mut conn: Option<Conn> = None;
+    let mut answered: u64 = 0;
     while Instant::now() < deadline {
         let request = make(&mut rng, seq.fetch_add(1, Ordering::Relaxed));
         let t = Instant::now();
@@ -141,7 +158,16 @@ async fn worker(
         let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
         out.latencies.push(latency);
         match answer {
-            Ok((status, _)) if (200..300).contains(&status) => {}
+            Ok((status, body)) if (200..300).contains(&status) => {
+                // A sample of the successes is read, so a fast wrong answer
+                // (an empty page, an error shaped as 200) cannot count.
+                answered += 1;
+                if answered % SAMPLE_EVERY == 1
+                    && let Err(why) = plausible(&body)
+                {
+                    out.fail(format!("{status} with {why}: {}", String::from_utf8_lossy(&body[..body.len().min(300)])));
+                }
+            }
             Ok((status, body)) => {
                 out.fail(format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)])))
             }
@@ -156,6 +182,17 @@ async fn worker(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_records_and_pages_are_plausible() {
+        assert_eq!(plausible(br#"{"id": "abc", "title": "x"}"#), Ok(()));
+        assert_eq!(plausible(br#"{"page": 1, "items": []}"#), Ok(()));
+        assert!(plausible(br#"{"a2app": true, "ok": false, "code": "internal", "id": "x"}"#).is_err());
+        assert!(plausible(br#"{"title": "x"}"#).is_err());
+        assert!(plausible(br#"{"id": ""}"#).is_err());
+        assert!(plausible(b"[]").is_err());
+        assert!(plausible(b"").is_err());
+    }
 
     #[test]
     fn quantiles_are_nearest_rank() {

@@ -502,7 +502,17 @@ async fn checkpoint(
         let duration = config.duration * config.rounds;
         let raw = tokio::task::spawn_blocking(move || baseline::single_row_commits(&raw_dir, duration)).await??;
         let keys = Arc::new(AtomicU64::new(0));
-        let creates = measure(config, &targets, |t| create(t, lists, &keys)).await;
+        let before = card_counts(client, &targets).await?;
+        let (mut creates, stored) = measure_counted(config, &targets, |t| create(t, lists, &keys)).await;
+        // Every create answered 2xx must be a stored card, on both servers.
+        for ((sample, (before, after)), answered) in
+            creates.iter_mut().zip(before.iter().zip(card_counts(client, &targets).await?)).zip(stored)
+        {
+            let made = after.saturating_sub(*before);
+            if made != answered {
+                sample.fail(format!("{answered} creates answered 2xx, but {made} cards were stored"));
+            }
+        }
         if let [ours_s, pb_s] = &creates[..] {
             report.raw_sqlite = Some((raw.rate, ours_s.throughput()));
             report.idle_commit = Some(raw.idle_commit);
@@ -586,19 +596,44 @@ async fn checkpoint(
 /// Runs one workload on every target: a warm-up each, then `rounds` rounds
 /// alternating the targets. Returns one merged sample per target.
 async fn measure(config: &Config, targets: &[&Target], make: impl Fn(&Target) -> MakeRequest) -> Vec<Sample> {
+    measure_counted(config, targets, make).await.0
+}
+
+/// [`measure`], and per server how many requests were answered 2xx in all,
+/// the warm-up's included (what a create workload must have stored).
+async fn measure_counted(
+    config: &Config,
+    targets: &[&Target],
+    make: impl Fn(&Target) -> MakeRequest,
+) -> (Vec<Sample>, Vec<u64>) {
     let makers: Vec<MakeRequest> = targets.iter().map(|t| make(t)).collect();
+    let succeeded = |s: &Sample| (s.latencies.len() as u64).saturating_sub(s.errors);
+    let mut ok = vec![0; targets.len()];
     for (i, (t, m)) in targets.iter().zip(&makers).enumerate() {
-        let _ = load::drive(&t.url, m, config.concurrency, config.warmup, 7 + i as u64).await;
+        let warm = load::drive(&t.url, m, config.concurrency, config.warmup, 7 + i as u64).await;
+        ok[i] += succeeded(&warm);
     }
     let mut out = vec![Sample::default(); targets.len()];
     for round in 0..config.rounds {
         for (i, (t, m)) in targets.iter().zip(&makers).enumerate() {
             // The same seed for every server: the same ids in the same order.
             let s = load::drive(&t.url, m, config.concurrency, config.duration, 1000 + u64::from(round)).await;
+            ok[i] += succeeded(&s);
             out[i].merge(s);
         }
     }
-    out
+    (out, ok)
+}
+
+/// The number of cards each server holds now.
+async fn card_counts(client: &reqwest::Client, targets: &[&Target]) -> Result<Vec<u64>> {
+    let mut counts = Vec::with_capacity(targets.len());
+    for t in targets {
+        let url = format!("{}{}?perPage=1", t.url, workload::CARDS);
+        let page: serde_json::Value = client.get(&url).send().await?.error_for_status()?.json().await?;
+        counts.push(page["totalItems"].as_u64().with_context(|| format!("{url}: no totalItems in {page}"))?);
+    }
+    Ok(counts)
 }
 
 /// The fan-out workload: per round and server, connect the subscribers, time

@@ -291,8 +291,11 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return res.body;
     };
-    await request('PATCH', `${records('lists')}/${todo.id}`, { headers: agentHeaders(), json: { color: 'blue' } });
-    await request('PATCH', `${records('lists')}/${doing.id}`, { headers: agentHeaders(), json: { color: 'yellow' } });
+    for (const [list, color] of [[todo, 'blue'], [doing, 'yellow']]) {
+      const res = await request('PATCH', `${records('lists')}/${list.id}`, { headers: agentHeaders(), json: { color } });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.color, color);
+    }
     const done = await post('lists', { name: 'Done', position: 5, color: 'green' });
     const ann = await post('members', { name: 'Ann Lee' });
     const bo = await post('members', { name: 'Bo Park' });
@@ -302,7 +305,9 @@ describe('kanban board in a browser', { timeout: 240000 }, () => {
     await post('cards', { title: 'Set up the staging database', list: done.id, labels: ['chore'], done: true, points: 3, assignees: [bo.id] });
     await post('cards', { title: 'Write the launch announcement', list: done.id, priority: 'medium', labels: ['docs'], done: true });
     await page.locator('.card', { hasText: 'Write the launch announcement' }).waitFor();
-    await page.locator('.card', { hasText: 'Bo Park' }).count(); // members arrive by realtime too
+    // Members arrive by realtime too: each card assigned to Bo shows his avatar.
+    await page.locator('.card', { hasText: 'Set up the staging database' }).locator('.avatar[title="Bo Park"]').waitFor();
+    assert.equal(await page.locator('.card .avatar[title="Bo Park"]').count(), 2, 'both of Bo\'s cards show him');
     await page.mouse.move(0, 0);
     await page.waitForTimeout(2600); // let the "new card" highlight fade
     await page.screenshot({ path: screenshotPath('board.png') });

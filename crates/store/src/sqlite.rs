@@ -129,6 +129,16 @@ impl SqliteStore {
         })
     }
 
+    /// The journal mode and `synchronous` level the writer's connection runs
+    /// with: `("wal", 2)`, FULL, for a COMMIT to be durable when it returns.
+    pub fn durability(&self) -> Result<(String, i64), StoreError> {
+        self.on_writer(|conn| {
+            let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+            let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+            Ok((mode, sync))
+        })
+    }
+
     /// The number of rows of an entity, from the cache when no commit happened since.
     fn count_all(&self, conn: &Connection, entity: &str) -> Result<u64, StoreError> {
         // The generation is read before counting, so a count is never filed

@@ -496,7 +496,8 @@ fn on_commit_sees_a_write_before_its_answer() {
     dup.on_commit = Some(crate::OnCommit(Arc::new(move |_: &Written| {
         log.lock().expect("not poisoned").push("refused".into());
     })));
-    assert!(run(&store, &schema, dup).is_err());
+    let refused = run(&store, &schema, dup);
+    assert!(matches!(refused, Err(StoreError::DuplicateId)), "the conflict, nothing else: {refused:?}");
     assert_eq!(seen.lock().expect("not poisoned").len(), 1);
 }
 

@@ -473,3 +473,15 @@ async fn stored_values_count_as_data_by_their_type_when_a_type_changes() {
         ]
     );
 }
+
+/// Issue 41: nothing checked that writes are answered only once durable. The
+/// writer's own connection (the only one that writes) runs WAL with
+/// `synchronous = FULL` (2): a COMMIT returns after the WAL is synced, and a
+/// power cut after the answer loses nothing. Readers may run NORMAL: they
+/// never commit.
+#[test]
+fn the_writer_commits_with_synchronous_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = open(&dir);
+    assert_eq!(store.durability().unwrap(), ("wal".to_owned(), 2));
+}

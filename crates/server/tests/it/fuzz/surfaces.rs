@@ -174,11 +174,25 @@ async fn random_batches_of_a2ui_messages_keep_every_surface_whole() {
         let batch: Vec<Value> = (0..rng.random_range(1..5)).map(|_| message(&mut rng)).collect();
         let before = state(&t).await;
         let (status, body) = t.call("POST", "/api/_a2app/surfaces", Some(Value::Array(batch.clone()))).await;
-        let context = format!("seed {seed} round {round}: {status} {body}\nbatch {}", Value::Array(batch));
+        let context = format!("seed {seed} round {round}: {status} {body}\nbatch {}", Value::Array(batch.clone()));
         assert!(status < 500, "{context}");
         let after = state(&t).await;
         if status == 200 {
             accepted += 1;
+            // Every surface the batch touched is answered, and only those
+            // changed: an answer of `surfaces: []` that stored nothing fails.
+            let touched: std::collections::BTreeSet<&str> =
+                batch.iter().filter_map(|m| m.as_object()?.values().find_map(|v| v["surfaceId"].as_str())).collect();
+            let answered: std::collections::BTreeSet<&str> = body["surfaces"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|m| m.as_object()?.values().find_map(|v| v["surfaceId"].as_str()))
+                .collect();
+            assert_eq!(answered, touched, "{context}");
+            for id in SURFACES.iter().filter(|id| !touched.contains(*id)) {
+                assert_eq!(after.get(*id), before.get(*id), "an untouched surface changed: {context}");
+            }
             for m in body["surfaces"].as_array().unwrap() {
                 if let Some(id) = m["createSurface"]["surfaceId"].as_str() {
                     holds_together(m);
