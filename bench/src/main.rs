@@ -163,7 +163,7 @@ impl Config {
 
 fn main() -> ExitCode {
     // The workspace's reqwest is built with TLS but no crypto provider of its
-    // own (see ARCHITECTURE.md): building any client needs one installed.
+    // own (see docs/decisions/0003): building any client needs one installed.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     let internal = match &cli.internal {

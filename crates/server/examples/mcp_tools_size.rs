@@ -90,7 +90,7 @@ async fn measure(app_dir: &Path, extra: usize) -> String {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}}}});
     // This workspace's reqwest brings no TLS provider of its own (see
-    // ARCHITECTURE.md); one must be installed before a client is built.
+    // docs/decisions/0003); one must be installed before a client is built.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let body = reqwest::Client::new()
         .post(&url)

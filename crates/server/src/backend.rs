@@ -25,7 +25,7 @@ impl HttpBackend {
     /// `base` is `[backend] url` from app.toml.
     pub fn new(base: &str) -> HttpBackend {
         // This workspace's reqwest has no built-in TLS provider (see
-        // ARCHITECTURE.md) and panics building any client until one is
+        // docs/decisions/0003) and panics building any client until one is
         // installed; installing ring's is idempotent.
         let _ = rustls::crypto::ring::default_provider().install_default();
         // No redirects: the backend is the app's own process, and following

@@ -3,7 +3,7 @@
 //! many submitters at once, and prints the rate of each side by side:
 //!
 //! ```sh
-//! cargo run --release -p a2app-core --example store_writes -- [writes] [submitters]
+//! cargo run --release -p a2app-store --example store_writes -- [writes] [submitters]
 //! ```
 //!
 //! PostgreSQL is the one `A2APP_TEST_POSTGRES` names (else the local default

@@ -1,6 +1,6 @@
 //! The PostgreSQL store: DESIGN section 8's scale-out store, where stateless
-//! server nodes share one database. Being built; see "The PostgreSQL store"
-//! in ARCHITECTURE.md for what it does so far and the order of what follows.
+//! server nodes share one database. Being built; docs/decisions/0019 says
+//! what it does so far and the order of what follows.
 //! It is not yet a [`Store`](crate::Store), and no command opens it.
 //!
 //! Its shape is the SQLite store's: a pool of connections for reads, and

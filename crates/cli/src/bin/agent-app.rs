@@ -74,7 +74,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // reqwest is built without a TLS provider (see docs/ARCHITECTURE.md): any
+    // reqwest is built without a TLS provider (see docs/decisions/0003): any
     // client this process makes (operation backends included) needs ring's.
     a2app_client::install_tls_provider();
     let cli = Cli::parse();

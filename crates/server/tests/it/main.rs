@@ -204,7 +204,7 @@ pub async fn as_user(t: &TestApp, user: Option<&str>, method: &str, path: &str, 
 }
 
 /// A plain HTTP client. This workspace's reqwest has no built-in TLS provider
-/// (see ARCHITECTURE.md): one must be installed before any client is built.
+/// (see docs/decisions/0003): one must be installed before any client is built.
 pub fn http() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()

@@ -27,8 +27,8 @@ pub fn write(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) 
         claim_key(tx, &write.entity, key, id, write.now)?;
     }
     if write.rule.is_some() {
-        // Rules compile to SQLite's SQL only so far (ARCHITECTURE.md, "The
-        // PostgreSQL store"): refusing is better than writing unchecked.
+        // Rules compile to SQLite's SQL only so far (docs/decisions/0019):
+        // refusing is better than writing unchecked.
         return Err(StoreError::Internal("the PostgreSQL store does not check rules yet".into()).into());
     }
     // Set modifiers read the record locked, so another node's increment

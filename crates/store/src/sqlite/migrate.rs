@@ -20,7 +20,7 @@ const META: &str = "_a2app_meta";
 /// ROWID`: no separate rowid table), and audit entries take the next rowid
 /// without `AUTOINCREMENT`, which would also rewrite `sqlite_sequence`; entries
 /// are never deleted, so the next rowid is always above every earlier one.
-/// A single keyed create appends about a sixth fewer WAL frames (ARCHITECTURE.md).
+/// A single keyed create appends about a sixth fewer WAL frames (docs/decisions/0016).
 /// Databases made before keep their tables: both shapes behave the same.
 const INTERNAL_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS _a2app_keys (

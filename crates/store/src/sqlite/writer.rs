@@ -130,7 +130,7 @@ impl Writer {
     /// An isolated write (nothing queued, no group for [`IDLE`]) commits as a
     /// group of one on the caller's thread: handing it to the sleeping writer
     /// thread cost a wake-up and a cold start there, 4 to 11 % of such a
-    /// write's latency (measured; see ARCHITECTURE.md). The job is handed
+    /// write's latency (measured; see docs/decisions/0010). The job is handed
     /// back when the writer is busy, or when the caller is the only thread of
     /// its runtime, which must not wait on a disk sync. On a runtime worker
     /// the wait runs in `block_in_place`, so the worker's other tasks move to
