@@ -30,14 +30,26 @@ def check(cond: bool, what: str) -> None:
     print(f"ok [gateway {MODE}] {what}")
 
 
+def fenced(text: str) -> str:
+    """The data inside a gateway answer's fence: a note line naming the
+    boundary, the opening line, the text, the closing line with that boundary."""
+    lines = text.split("\n")
+    check(len(lines) >= 4 and lines[1].startswith("<<<a2app-data ") and lines[-1].startswith("<<<end a2app-data "),
+          f"the answer is fenced: {text[:200]}")
+    boundary = lines[1][len("<<<a2app-data "):].rstrip(">")
+    check(boundary in lines[0] and lines[-1] == f"<<<end a2app-data {boundary}>>>", "one boundary, both lines")
+    return "\n".join(lines[2:-1])
+
+
 async def main(binary: str, config_dir: str) -> None:
     server = StdioServerParameters(command=binary, args=["mcp"], env={"A2APP_CONFIG_DIR": config_dir})
     async with Client(stdio_client(server), mode=MODE, cache=None) as client:
         check(client.protocol_version == ("2025-11-25" if MODE == "legacy" else "2026-07-28"),
               f"negotiated {client.protocol_version}")
         tools = [t.name for t in (await client.list_tools()).tools]
-        check(tools == ["apps", "describe", "query", "get", "create", "update", "delete", "run_operation",
-                        "job_status", "whoami", "requests", "claim_request", "answer_request"], f"tools {tools}")
+        check(tools == ["apps", "search_apps", "describe", "query", "get", "create", "update", "delete",
+                        "run_operation", "job_status", "whoami", "requests", "claim_request", "answer_request"],
+              f"tools {tools}")
 
         apps = (await client.call_tool("apps", {})).structured_content["apps"]
         check([(a["app"], a["status"]) for a in apps] == [("kanban", "running")], f"apps {apps}")
@@ -45,14 +57,14 @@ async def main(binary: str, config_dir: str) -> None:
 
         name = f"Gateway {MODE}"
         made = await client.call_tool("create", {"app": "kanban", "entity": "lists", "record": {"name": name}})
-        check(not made.is_error and made.content[0].text == f'Added "{name}" to lists', made.content[0].text)
+        check(not made.is_error and fenced(made.content[0].text) == f'Added "{name}" to lists', made.content[0].text)
         list_id = made.structured_content["id"]
         card = await client.call_tool(
             "create",
             {"app": "kanban", "entity": "cards",
              "record": {"title": f"Card via {MODE}", "list": name, "due_date": "tomorrow"}},
         )
-        text = card.content[0].text
+        text = fenced(card.content[0].text)
         check(not card.is_error and text.startswith(f'Added "Card via {MODE}" to {name}'), f"card: {text}")
         check("Read as: due_date: tomorrow" in text, "the date word is read in the app's calendar")
         card_id = card.structured_content["id"]

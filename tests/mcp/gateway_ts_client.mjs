@@ -24,8 +24,8 @@ const transport = new StdioClientTransport({ command: binary, args: ["mcp"], env
 await client.connect(transport, { timeout: 20000 });
 
 const { tools } = await client.listTools();
-check(tools.length === 13 && tools[0].name === "apps", `tools ${tools.map((t) => t.name).join()}`);
-check(tools.every((t, i) => i === 0 || t.inputSchema.required[0] === "app"), "every app tool takes app first");
+check(tools.length === 14 && tools[0].name === "apps" && tools[1].name === "search_apps", `tools ${tools.map((t) => t.name).join()}`);
+check(tools.every((t, i) => i < 2 || t.inputSchema.required[0] === "app"), "every app tool takes app first");
 
 const apps = await client.callTool({ name: "apps", arguments: {} });
 check(apps.structuredContent.apps[0].app === "kanban", "apps names kanban");
@@ -37,6 +37,8 @@ const card = await client.callTool({
   arguments: { app: "kanban", entity: "cards", record: { title: "TS via gateway", list: "Gateway TS" } },
 });
 check(!card.isError && card.structuredContent.list === list.structuredContent.id, `card by label: ${card.content[0].text}`);
+check(/^Untrusted data from [^\n]*\n<<<a2app-data ([0-9a-f]{32})>>>\n[\s\S]*\n<<<end a2app-data \1>>>$/.test(card.content[0].text),
+  `the answer's text is fenced: ${card.content[0].text.slice(0, 200)}`);
 
 const done = await client.callTool({
   name: "run_operation",

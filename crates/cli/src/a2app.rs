@@ -9,6 +9,7 @@
 pub mod add;
 pub mod gateway;
 pub mod grants;
+pub mod index;
 pub mod operations;
 pub mod output;
 pub mod requests;
@@ -56,6 +57,8 @@ The MCP gateway (stdio), for MCP hosts without a shell:
   a2app mcp TARGET …                  exactly these apps
 Adding a remote app from its domain, page, catalog or card (discovery):
   a2app add DOMAIN|URL [--allow-local]
+The public App Index (crawled apps, each proven by its publisher's own catalog):
+  a2app index crawl DOMAIN|URL…  |  recheck  |  search QUERY  |  list  |  serve [ADDR]
 Credentials:
   a2app TARGET login   (reads the token on stdin)   a2app TARGET logout   a2app TARGET forget
 Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable."
@@ -173,6 +176,9 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
                 .fix("a2app add DOMAIN | PAGE_URL | CATALOG_URL | CARD_URL [--allow-local]"));
         };
         return add::add(out, &config, input, cli.allow_local, env.world).await;
+    }
+    if target == "index" {
+        return index::run(out, &config, &cli.words).await;
     }
     if target == "mcp" {
         let gateway = gateway::Gateway::new(

@@ -10,6 +10,12 @@
 //! resolver of our own), and again on every redirect. `allow_local` lets a
 //! person reach apps on this machine or their network; link-local addresses,
 //! where cloud metadata services live, stay out even then.
+//!
+//! The same fetches serve the public App Index's crawler (`a2app-index`)
+//! through [`Rules`] and [`Fetcher::hop`]: https only, one request at a time
+//! so it can pace each host and read robots.txt before each hop, under its
+//! own User-Agent. A test harness may widen the reach to loopback with its
+//! own CA ([`TestOnlyLoopback`]); nothing else can.
 
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -22,9 +28,72 @@ pub const MAX_BYTES: usize = 1 << 20;
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_REDIRECTS: usize = 5;
 
-const CATALOG_TYPE: &str = "application/ai-catalog+json";
-const CARD_TYPE: &str = "application/mcp-server-card+json";
-const WELL_KNOWN: &str = "/.well-known/ai-catalog.json";
+pub const CATALOG_TYPE: &str = "application/ai-catalog+json";
+pub const CARD_TYPE: &str = "application/mcp-server-card+json";
+pub const WELL_KNOWN: &str = "/.well-known/ai-catalog.json";
+
+/// What a [`Fetcher`] may do. The defaults are discovery's for a person
+/// (`a2app add`): public addresses, 1 MiB, 10 s, 5 redirects.
+#[derive(Clone)]
+pub struct Rules {
+    /// Also this machine and its networks (loopback, private), never link-local:
+    /// a person's `--allow-local`.
+    pub allow_local: bool,
+    /// Refuse plain http even where `allow_local` would take it (a crawler).
+    pub https_only: bool,
+    pub user_agent: String,
+    pub max_bytes: usize,
+    /// For one request, its answer's body included.
+    pub timeout: Duration,
+    pub max_redirects: usize,
+    /// How names become addresses; the answers pass the address check all
+    /// the same, so a lookup can narrow what is reached, never widen it.
+    pub lookup: Option<Arc<dyn Lookup>>,
+    /// Loopback addresses and one certificate authority of a test harness's
+    /// own. Only test code sets it; see [`TestOnlyLoopback`].
+    pub test_only: Option<TestOnlyLoopback>,
+}
+
+impl Default for Rules {
+    fn default() -> Rules {
+        Rules {
+            allow_local: false,
+            https_only: false,
+            user_agent: concat!("a2app/", env!("CARGO_PKG_VERSION")).to_owned(),
+            max_bytes: MAX_BYTES,
+            timeout: TIMEOUT,
+            max_redirects: MAX_REDIRECTS,
+            lookup: None,
+            test_only: None,
+        }
+    }
+}
+
+/// The allowance a test harness needs to serve publishers on this machine:
+/// loopback addresses (127.0.0.0/8, ::1; private and link-local ones stay
+/// out) become reachable, and the system's trust store is replaced by the
+/// harness's own CA, so nothing but the harness's servers can answer. It is
+/// never read from a file or set by a flag of a production command; only a
+/// test harness builds one (the `a2app` binary from `A2APP_TEST_ONLY_…`).
+#[derive(Clone)]
+pub struct TestOnlyLoopback {
+    /// The harness's CA certificate, PEM.
+    pub ca_pem: Vec<u8>,
+}
+
+/// A name lookup a caller injects (a test giving a publisher's name a
+/// private address); [`Guarded`] still checks every address it answers.
+pub trait Lookup: Send + Sync + 'static {
+    fn lookup(&self, host: &str) -> std::pin::Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send>>;
+}
+
+/// The addresses of `host` by `lookup`, else by the system's resolver.
+async fn addresses(lookup: Option<&Arc<dyn Lookup>>, host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
+    match lookup {
+        Some(l) => Ok(l.lookup(host).await?.into_iter().map(|ip| SocketAddr::new(ip, port)).collect()),
+        None => Ok(tokio::net::lookup_host((host, port)).await?.collect()),
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoveryError {
@@ -59,7 +128,7 @@ pub enum DiscoveryError {
 /// client names.
 pub async fn fetch_json(input: &str, allow_local: bool) -> Result<Value, DiscoveryError> {
     let url = Url::parse(input).map_err(|_| DiscoveryError::BadInput(input.to_owned()))?;
-    let fetcher = Fetcher { redirects: 0, ..Fetcher::new(allow_local)? };
+    let fetcher = Fetcher::with_rules(Rules { allow_local, max_redirects: 0, ..Rules::default() })?;
     let doc = fetcher.get(&url).await.map_err(|e| match e {
         DiscoveryError::TooManyRedirects { url } => {
             DiscoveryError::BadInput(format!("{url} redirects; the document must be served at that very URL"))
@@ -129,7 +198,7 @@ pub async fn find_app(input: &str, allow_local: bool) -> Result<Found, Discovery
 
 /// Every address `url`'s host has must be within discovery's reach.
 async fn vet(url: &Url, allow_local: bool) -> Result<(), DiscoveryError> {
-    check(url, allow_local).await?;
+    check(url, &Rules { allow_local, ..Rules::default() }).await?;
     let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
     let port = url.port_or_known_default().unwrap_or(443);
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
@@ -144,7 +213,7 @@ async fn vet(url: &Url, allow_local: bool) -> Result<(), DiscoveryError> {
 
 /// A bare domain (or `host:port`) means its well-known catalog; a URL is
 /// fetched as given. Plain HTTP only for hosts a person allowed as local.
-fn start_url(input: &str, allow_local: bool) -> Result<Url, DiscoveryError> {
+pub fn start_url(input: &str, allow_local: bool) -> Result<Url, DiscoveryError> {
     let bad = || DiscoveryError::BadInput(input.to_owned());
     let text = input.trim();
     let lower = text.to_ascii_lowercase();
@@ -172,7 +241,7 @@ fn start_url(input: &str, allow_local: bool) -> Result<Url, DiscoveryError> {
 }
 
 /// The cards a catalog lists, as absolute URLs.
-fn listed(base: &Url, catalog: &Value) -> Vec<Listed> {
+pub fn listed(base: &Url, catalog: &Value) -> Vec<Listed> {
     let entries = catalog.get("entries").and_then(Value::as_array).cloned().unwrap_or_default();
     entries
         .iter()
@@ -223,28 +292,37 @@ fn found(card_url: Url, card: Value, allow_local: bool) -> Result<Found, Discove
 }
 
 /// A fetched document.
-struct Doc {
-    url: Url,
-    content_type: String,
-    link: Option<String>,
-    body: Vec<u8>,
+#[derive(Debug, Clone)]
+pub struct Doc {
+    /// Where it was answered from (after redirects, for [`Fetcher::get`]).
+    pub url: Url,
+    /// Lower-cased.
+    pub content_type: String,
+    /// Every `Link` header, joined with commas.
+    pub link: Option<String>,
+    /// Every `X-Robots-Tag` header, one value each.
+    pub robots_tag: Vec<String>,
+    pub body: Vec<u8>,
+    /// The body was longer than the prefix asked for and was cut there
+    /// ([`Fetcher::hop_prefix`]).
+    pub truncated: bool,
 }
 
 impl Doc {
-    fn is_html(&self) -> bool {
+    pub fn is_html(&self) -> bool {
         self.content_type.starts_with("text/html") || self.content_type.starts_with("application/xhtml")
     }
 
-    fn json(&self) -> Result<Value, DiscoveryError> {
+    pub fn json(&self) -> Result<Value, DiscoveryError> {
         serde_json::from_slice(&self.body)
             .map_err(|_| DiscoveryError::Unrecognized { url: self.url.to_string(), what: self.kind() })
     }
 
-    fn is_catalog(&self, json: &Value) -> bool {
+    pub fn is_catalog(&self, json: &Value) -> bool {
         self.content_type.starts_with(CATALOG_TYPE) || json.get("entries").is_some_and(Value::is_array)
     }
 
-    fn is_card(&self, json: &Value) -> bool {
+    pub fn is_card(&self, json: &Value) -> bool {
         self.content_type.starts_with(CARD_TYPE) || json.get("remotes").is_some_and(Value::is_array)
     }
 
@@ -253,11 +331,23 @@ impl Doc {
     }
 
     /// The catalog a page links: its `Link` header, else a `<link>` tag.
-    fn catalog_link(&self) -> Option<Url> {
+    pub fn catalog_link(&self) -> Option<Url> {
         let href =
             self.link.as_deref().and_then(link_header).or_else(|| link_tag(&String::from_utf8_lossy(&self.body)))?;
         self.url.join(&href).ok()
     }
+
+    /// The catalog the `Link` header names (a card's answer: no body is read).
+    pub fn catalog_header(&self) -> Option<Url> {
+        self.url.join(&self.link.as_deref().and_then(link_header)?).ok()
+    }
+}
+
+/// What one request answered: a document, or where it redirects.
+#[derive(Debug, Clone)]
+pub enum Hop {
+    Doc(Doc),
+    Redirect(Url),
 }
 
 /// The target of a `rel="ai-catalog"` entry in a `Link` header.
@@ -358,6 +448,30 @@ fn attributes(text: &str) -> Vec<(String, String)> {
 
 /// Why an address is out of discovery's reach, or `None` when it may be reached.
 pub fn blocked(ip: IpAddr, allow_local: bool) -> Option<&'static str> {
+    blocked_in(ip, Reach { local: allow_local, loopback: allow_local })
+}
+
+/// [`blocked`] under `rules`: a test harness's allowance adds loopback alone.
+pub fn blocked_by(ip: IpAddr, rules: &Rules) -> Option<&'static str> {
+    blocked_in(ip, Reach::of(rules))
+}
+
+/// Which addresses beyond public ones may be reached.
+#[derive(Debug, Clone, Copy)]
+struct Reach {
+    /// Private networks (a person's `--allow-local`).
+    local: bool,
+    /// This machine (`--allow-local`, or a test harness's allowance).
+    loopback: bool,
+}
+
+impl Reach {
+    fn of(rules: &Rules) -> Reach {
+        Reach { local: rules.allow_local, loopback: rules.allow_local || rules.test_only.is_some() }
+    }
+}
+
+fn blocked_in(ip: IpAddr, reach: Reach) -> Option<&'static str> {
     let ip = match ip {
         IpAddr::V6(v6) => embedded_v4(v6).map_or(IpAddr::V6(v6), IpAddr::V4),
         v4 => v4,
@@ -369,15 +483,18 @@ pub fn blocked(ip: IpAddr, allow_local: bool) -> Option<&'static str> {
     match kind {
         Kind::Metadata => Some("link-local or cloud-metadata"),
         Kind::Reserved => Some("unspecified, reserved, broadcast or multicast"),
-        Kind::Local if !allow_local => Some("loopback or private"),
-        Kind::Local | Kind::Public => None,
+        Kind::Loopback if !reach.loopback => Some("loopback or private"),
+        Kind::Local if !reach.local => Some("loopback or private"),
+        Kind::Loopback | Kind::Local | Kind::Public => None,
     }
 }
 
 enum Kind {
     /// Link-local, where cloud metadata services answer, and their known addresses.
     Metadata,
-    /// Loopback and private networks: this machine and its network.
+    /// This machine.
+    Loopback,
+    /// Private networks.
     Local,
     Reserved,
     Public,
@@ -389,7 +506,9 @@ fn v4_kind(ip: Ipv4Addr) -> Kind {
     let metadata = ip == Ipv4Addr::new(100, 100, 100, 200) || ip == Ipv4Addr::new(168, 63, 129, 16);
     if ip.is_link_local() || metadata {
         Kind::Metadata
-    } else if ip.is_loopback() || ip.is_private() || (a == 100 && (64..128).contains(&b)) {
+    } else if ip.is_loopback() {
+        Kind::Loopback
+    } else if ip.is_private() || (a == 100 && (64..128).contains(&b)) {
         Kind::Local
     } else if ip.is_unspecified()
         || ip.is_broadcast()
@@ -410,7 +529,9 @@ fn v6_kind(ip: Ipv6Addr) -> Kind {
     // AWS's metadata service answers on fd00:ec2::254 too.
     if (first & 0xffc0) == 0xfe80 || ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
         Kind::Metadata
-    } else if ip.is_loopback() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfec0 {
+    } else if ip.is_loopback() {
+        Kind::Loopback
+    } else if (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfec0 {
         Kind::Local
     } else if ip.is_unspecified() || ip.is_multicast() {
         Kind::Reserved
@@ -454,19 +575,21 @@ impl std::error::Error for BlockedName {}
 /// The resolver discovery connects through: it answers only addresses
 /// discovery may reach, so the check holds for the address connected to.
 pub(crate) struct Guarded {
-    pub(crate) allow_local: bool,
+    reach: Reach,
+    lookup: Option<Arc<dyn Lookup>>,
 }
 
 impl Resolve for Guarded {
     fn resolve(&self, name: Name) -> Resolving {
-        let allow_local = self.allow_local;
+        let reach = self.reach;
+        let lookup = self.lookup.clone();
         let host = name.as_str().to_owned();
         Box::pin(async move {
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let found: Vec<SocketAddr> = addresses(lookup.as_ref(), &host, 0).await?;
             let allowed: Vec<SocketAddr> =
-                found.iter().copied().filter(|a| blocked(a.ip(), allow_local).is_none()).collect();
+                found.iter().copied().filter(|a| blocked_in(a.ip(), reach).is_none()).collect();
             if allowed.is_empty() {
-                let what = found.first().and_then(|a| blocked(a.ip(), allow_local)).unwrap_or("no");
+                let what = found.first().and_then(|a| blocked_in(a.ip(), reach)).unwrap_or("no");
                 return Err(Box::new(BlockedName { host, what }) as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(allowed.into_iter()) as Addrs)
@@ -486,112 +609,164 @@ fn request_error(url: &Url, e: &reqwest::Error) -> DiscoveryError {
     DiscoveryError::Unreachable { url: url.to_string(), detail: crate::api::chain(e) }
 }
 
-struct Fetcher {
+/// Guarded GETs under [`Rules`]: every URL and every address checked, the
+/// body bounded, no proxy, no cookies, no redirect followed by itself.
+pub struct Fetcher {
     http: reqwest::Client,
-    allow_local: bool,
-    /// Redirects followed (each checked); past them, `TooManyRedirects`.
-    redirects: usize,
+    rules: Rules,
 }
 
 impl Fetcher {
     fn new(allow_local: bool) -> Result<Fetcher, DiscoveryError> {
-        let http = guarded_client(allow_local)
-            .build()
-            .map_err(|e| DiscoveryError::Unreachable { url: String::new(), detail: e.to_string() })?;
-        Ok(Fetcher { http, allow_local, redirects: MAX_REDIRECTS })
+        Fetcher::with_rules(Rules { allow_local, ..Rules::default() })
     }
 
-    /// GET with the limits: at most five redirects, each checked, and ten
-    /// seconds for the document whatever the number of hops.
-    async fn get(&self, url: &Url) -> Result<Doc, DiscoveryError> {
-        tokio::time::timeout(TIMEOUT, self.follow(url)).await.unwrap_or_else(|_| {
-            Err(DiscoveryError::Unreachable { url: url.to_string(), detail: format!("no document within {TIMEOUT:?}") })
+    pub fn with_rules(rules: Rules) -> Result<Fetcher, DiscoveryError> {
+        let setup = |detail: String| DiscoveryError::Unreachable { url: String::new(), detail };
+        let mut builder = guarded(&rules).timeout(rules.timeout).user_agent(rules.user_agent.clone());
+        if let Some(test) = &rules.test_only {
+            let ca = reqwest::Certificate::from_pem(&test.ca_pem).map_err(|e| setup(format!("the test CA: {e}")))?;
+            builder = builder.tls_certs_only([ca]);
+        }
+        let http = builder.build().map_err(|e| setup(e.to_string()))?;
+        Ok(Fetcher { http, rules })
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// GET with the limits: at most `max_redirects` redirects, each checked,
+    /// and `timeout` for the document whatever the number of hops.
+    pub async fn get(&self, url: &Url) -> Result<Doc, DiscoveryError> {
+        tokio::time::timeout(self.rules.timeout, self.follow(url)).await.unwrap_or_else(|_| {
+            Err(DiscoveryError::Unreachable {
+                url: url.to_string(),
+                detail: format!("no document within {:?}", self.rules.timeout),
+            })
         })
     }
 
     async fn follow(&self, url: &Url) -> Result<Doc, DiscoveryError> {
         let mut url = url.clone();
-        for _ in 0..=self.redirects {
-            check(&url, self.allow_local).await?;
-            let mut resp = self
-                .http
-                .get(url.clone())
-                .header("accept", format!("{CATALOG_TYPE}, {CARD_TYPE}, application/json, text/html;q=0.8"))
-                .send()
-                .await
-                .map_err(|e| request_error(&url, &e))?;
-            let status = resp.status();
-            if status.is_redirection() {
-                let next = resp
-                    .headers()
-                    .get("location")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|l| url.join(l).ok())
-                    .ok_or_else(|| DiscoveryError::Status { url: url.to_string(), status: status.as_u16() })?;
-                url = next;
-                continue;
+        for _ in 0..=self.rules.max_redirects {
+            match self.hop(&url, DISCOVERY_ACCEPT).await? {
+                Hop::Doc(doc) => return Ok(doc),
+                Hop::Redirect(next) => url = next,
             }
-            if !status.is_success() {
-                return Err(DiscoveryError::Status { url: url.to_string(), status: status.as_u16() });
-            }
-            let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-            let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
-            let links: Vec<String> =
-                resp.headers().get_all("link").iter().filter_map(|v| v.to_str().ok()).map(str::to_owned).collect();
-            let link = (!links.is_empty()).then(|| links.join(", "));
-            if resp.content_length().is_some_and(|n| n > MAX_BYTES as u64) {
-                return Err(DiscoveryError::TooLarge { url: url.to_string() });
-            }
-            let mut body = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(|e| request_error(&url, &e))? {
-                if body.len() + chunk.len() > MAX_BYTES {
-                    return Err(DiscoveryError::TooLarge { url: url.to_string() });
-                }
-                body.extend_from_slice(&chunk);
-            }
-            return Ok(Doc { url, content_type, link, body });
         }
         Err(DiscoveryError::TooManyRedirects { url: url.to_string() })
     }
+
+    /// One checked request, redirects not followed: a caller that must
+    /// decide before each hop (pace its host, read its robots.txt) follows
+    /// them itself. A body over `max_bytes` is refused.
+    pub async fn hop(&self, url: &Url, accept: &str) -> Result<Hop, DiscoveryError> {
+        self.request(url, accept, None).await
+    }
+
+    /// [`Fetcher::hop`], keeping the first `keep` bytes of a longer body
+    /// instead of refusing it (robots.txt, of which only a prefix is read).
+    pub async fn hop_prefix(&self, url: &Url, accept: &str, keep: usize) -> Result<Hop, DiscoveryError> {
+        self.request(url, accept, Some(keep)).await
+    }
+
+    async fn request(&self, url: &Url, accept: &str, keep: Option<usize>) -> Result<Hop, DiscoveryError> {
+        check(url, &self.rules).await?;
+        let mut resp =
+            self.http.get(url.clone()).header("accept", accept).send().await.map_err(|e| request_error(url, &e))?;
+        let status = resp.status();
+        if status.is_redirection() {
+            let next = resp
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| url.join(l).ok())
+                .ok_or_else(|| DiscoveryError::Status { url: url.to_string(), status: status.as_u16() })?;
+            return Ok(Hop::Redirect(next));
+        }
+        if !status.is_success() {
+            return Err(DiscoveryError::Status { url: url.to_string(), status: status.as_u16() });
+        }
+        let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
+        let all = |name: &str| -> Vec<String> {
+            resp.headers().get_all(name).iter().filter_map(|v| v.to_str().ok()).map(str::to_owned).collect()
+        };
+        let links = all("link");
+        let link = (!links.is_empty()).then(|| links.join(", "));
+        let robots_tag = all("x-robots-tag");
+        let limit = keep.unwrap_or(self.rules.max_bytes);
+        if keep.is_none() && resp.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(DiscoveryError::TooLarge { url: url.to_string() });
+        }
+        let mut body = Vec::new();
+        let mut truncated = false;
+        while let Some(chunk) = resp.chunk().await.map_err(|e| request_error(url, &e))? {
+            if body.len() + chunk.len() > limit {
+                if keep.is_none() {
+                    return Err(DiscoveryError::TooLarge { url: url.to_string() });
+                }
+                body.extend_from_slice(&chunk[..limit - body.len()]);
+                truncated = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Hop::Doc(Doc { url: url.clone(), content_type, link, robots_tag, body, truncated }))
+    }
 }
+
+const DISCOVERY_ACCEPT: &str =
+    "application/ai-catalog+json, application/mcp-server-card+json, application/json, text/html;q=0.8";
 
 /// A client whose names resolve through `Guarded` and which ignores proxy
 /// settings: a proxy would resolve the name itself, past the check.
 pub(crate) fn guarded_client(allow_local: bool) -> reqwest::ClientBuilder {
+    guarded(&Rules { allow_local, ..Rules::default() })
+        .timeout(TIMEOUT)
+        .user_agent(concat!("a2app/", env!("CARGO_PKG_VERSION")))
+}
+
+fn guarded(rules: &Rules) -> reqwest::ClientBuilder {
     crate::install_tls_provider();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
-        .timeout(TIMEOUT)
-        .dns_resolver(Arc::new(Guarded { allow_local }))
-        .user_agent(concat!("a2app/", env!("CARGO_PKG_VERSION")))
+        .dns_resolver(Arc::new(Guarded { reach: Reach::of(rules), lookup: rules.lookup.clone() }))
 }
 
 /// What may be fetched: http(s) without credentials in the URL, an address
 /// literal within reach (the resolver sees only names), and plain HTTP only
-/// to an address on this machine or its network, with `allow_local`.
-async fn check(url: &Url, allow_local: bool) -> Result<(), DiscoveryError> {
+/// to an address on this machine or its network, with `allow_local`, and
+/// never under `https_only`.
+async fn check(url: &Url, rules: &Rules) -> Result<(), DiscoveryError> {
     let refuse = |why: &str| DiscoveryError::BadInput(format!("{} ({why})", redacted(url)));
-    if !matches!(url.scheme(), "https" | "http") {
-        return Err(refuse("discovery reads https, and http on this machine or network with --allow-local"));
+    let schemes: &[&str] = if rules.https_only { &["https"] } else { &["https", "http"] };
+    if !schemes.contains(&url.scheme()) {
+        return Err(refuse(if rules.https_only {
+            "only https is read"
+        } else {
+            "discovery reads https, and http on this machine or network with --allow-local"
+        }));
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(refuse("a link carries no credentials"));
     }
     let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
     if let Ok(ip) = host.parse::<IpAddr>()
-        && let Some(what) = blocked(ip, allow_local)
+        && let Some(what) = blocked_by(ip, rules)
     {
         return Err(DiscoveryError::Blocked { url: url.to_string(), what });
     }
     if url.scheme() == "http" {
         let port = url.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), port)).await {
-            Ok(a) => a.collect(),
+        let addrs = match addresses(rules.lookup.as_ref(), &host, port).await {
+            Ok(a) => a,
             Err(e) => return Err(DiscoveryError::Unreachable { url: url.to_string(), detail: e.to_string() }),
         };
         let local = !addrs.is_empty() && addrs.iter().all(|a| blocked(a.ip(), false).is_some());
-        if !allow_local || !local {
+        if !rules.allow_local || !local {
             return Err(refuse("plain http only on this machine or network, with --allow-local; use https"));
         }
     }

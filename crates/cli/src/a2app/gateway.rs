@@ -208,6 +208,10 @@ impl ServerHandler for Gateway {
         if view::supported(ctx.client_capabilities().as_ref()) {
             list.extend(tools::show_tool());
             view::link(VIEW, &mut list);
+            // The view draws an app's records; the index's results are no app's.
+            if let Some(search) = list.iter_mut().find(|t| t.name == "search_apps") {
+                search.meta = None;
+            }
         }
         Ok(ListToolsResult::with_all_items(list).with_ttl_ms(0).with_cache_scope(CacheScope::Public))
     }

@@ -5,8 +5,10 @@
 mod add;
 mod check;
 mod client;
+mod fence;
 mod gateway;
 mod grants;
+mod index;
 mod ops;
 mod requests;
 mod serve;
@@ -97,7 +99,7 @@ impl Drop for Server {
 }
 
 /// A client builder for tests. This workspace's reqwest has no built-in TLS
-/// provider (see ARCHITECTURE.md): every process installs one first.
+/// provider (see docs/decisions/0003): every process installs one first.
 pub fn http() -> reqwest::ClientBuilder {
     a2app_client::install_tls_provider();
     reqwest::Client::builder()
