@@ -123,7 +123,7 @@ async fn search(out: Out, config: &ConfigDir, query: &str) -> Result<u8, Failure
             rand::random
         )
     );
-    out.done(answer, &text);
+    out.done_fenced(answer, &text);
     Ok(if hits.is_empty() { NOTHING_FOUND } else { OK })
 }
 

@@ -1,5 +1,7 @@
 //! How results and failures are shown: readable text for people, one JSON
-//! object on stdout with `--json` for agents, and the exit code.
+//! object on stdout with `--json` for agents, and the exit code. Text that
+//! goes to anything but a terminal (an agent's shell reads a pipe) is
+//! fenced as untrusted data (`display::fence`): it carries an app's words.
 //!
 //! Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable.
 
@@ -9,7 +11,7 @@ use a2app_client::display::{printable, terminal};
 use a2app_client::gate::GateError;
 use a2app_client::session::ConnectError;
 use serde_json::{Value, json};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 pub const OK: u8 = 0;
 pub const NOTHING_FOUND: u8 = 1;
@@ -28,7 +30,17 @@ impl Out {
         if self.json {
             let _ = writeln!(std::io::stdout(), "{doc}");
         } else if !text.is_empty() {
-            let _ = writeln!(std::io::stdout(), "{}", terminal(text.trim_end()));
+            let _ = writeln!(std::io::stdout(), "{}", shown(text.trim_end(), std::io::stdout().is_terminal()));
+        }
+    }
+
+    /// [`Out::done`] for a text that fenced its app words itself (words of
+    /// the client's own beside them): printed as it is.
+    pub fn done_fenced(&self, doc: Value, text: &str) {
+        if self.json {
+            let _ = writeln!(std::io::stdout(), "{doc}");
+        } else if !text.is_empty() {
+            let _ = writeln!(std::io::stdout(), "{}", text.trim_end());
         }
     }
 
@@ -41,9 +53,19 @@ impl Out {
         if self.json {
             let _ = writeln!(std::io::stdout(), "{}", f.to_json());
         } else {
-            let _ = writeln!(std::io::stderr(), "{}", terminal(&f.to_text()));
+            let _ = writeln!(std::io::stderr(), "{}", shown(&f.to_text(), std::io::stderr().is_terminal()));
         }
         f.exit
+    }
+}
+
+/// Text for a person at a terminal, escaped; for anything else (an agent
+/// reading a pipe), fenced as the app's data.
+fn shown(text: &str, terminal_out: bool) -> String {
+    if terminal_out {
+        terminal(text)
+    } else {
+        a2app_client::display::fence(text, "the app (through a2app)", rand::random)
     }
 }
 

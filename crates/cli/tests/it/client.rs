@@ -76,6 +76,18 @@ impl Home {
 
 pub(crate) struct Run(Output);
 
+/// A text as a2app printed it to a pipe: one fenced block (checked) read
+/// inside, lines of the client's own kept; JSON and empty text as they are.
+fn inside(text: &str) -> String {
+    let Some(start) = text.find("Untrusted data from the app (through a2app)") else { return text.to_owned() };
+    let end = text[start..].find("<<<end a2app-data ").map(|i| start + i).expect("a closing line");
+    let close = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+    let block = text[start..close].trim_end_matches('\n');
+    let body = crate::fence::unfenced(block);
+    let trailing = if text[..close].ends_with('\n') { "\n" } else { "" };
+    format!("{}{body}{trailing}{}", &text[..start], &text[close..])
+}
+
 impl From<Output> for Run {
     fn from(output: Output) -> Run {
         Run(output)
@@ -86,10 +98,21 @@ impl Run {
     pub(crate) fn code(&self) -> i32 {
         self.0.status.code().unwrap_or(-1)
     }
+    /// stdout, read inside its fence: text to a pipe (what an agent's shell
+    /// reads) comes fenced as the app's data, which this asserts.
     pub(crate) fn out(&self) -> String {
+        inside(&String::from_utf8_lossy(&self.0.stdout))
+    }
+    /// stderr, read inside its fence, as [`Run::out`].
+    pub(crate) fn err(&self) -> String {
+        inside(&String::from_utf8_lossy(&self.0.stderr))
+    }
+    /// stdout as it came.
+    pub(crate) fn raw_out(&self) -> String {
         String::from_utf8_lossy(&self.0.stdout).into_owned()
     }
-    pub(crate) fn err(&self) -> String {
+    /// stderr as it came.
+    pub(crate) fn raw_err(&self) -> String {
         String::from_utf8_lossy(&self.0.stderr).into_owned()
     }
     pub(crate) fn json(&self) -> Value {

@@ -174,3 +174,32 @@ fn index_cards_holding_injection_attempts_stay_inside_the_fence() {
     let body = unfenced(fenced);
     assert_eq!(body.matches("   card: https://p").count(), 10, "{body}");
 }
+
+/// The shell too: what `a2app` prints to a pipe (an agent's shell reads one)
+/// is fenced, records and refusals alike, and none of the corpus gets out;
+/// `--json` stays JSON, the values as stored.
+#[test]
+fn the_shells_text_to_a_pipe_is_fenced() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    for (i, attempt) in CORPUS.iter().enumerate().filter(|(_, a)| !a.chars().any(|c| c.is_control() && c != '\n')) {
+        // Stored (stdout) or refused (stderr: too long for a list's name), fenced.
+        let made = home.run(&["kanban", "create", "lists", &format!("name={i} {attempt}")]);
+        let printed = if made.code() == 0 { made.raw_out() } else { made.raw_err() };
+        // Notes of the client's own (a first contact) may come before the block.
+        let block = printed.find("Untrusted data from").map_or("", |at| &printed[at..]);
+        unfenced(block.trim_end());
+    }
+    let listed = home.run(&["kanban", "lists"]).expect(0);
+    let body = unfenced(listed.raw_out().trim_end());
+    assert!(body.contains("14 <script>alert(1)</script>"), "the data is all there, as data: {body}");
+    let refused = home.run(&["kanban", "create", "lists", "bogus=1"]).expect(2);
+    let err = refused.raw_err();
+    assert!(err.starts_with("Untrusted data from the app (through a2app)"), "{err}");
+    assert!(unfenced(err.trim_end()).starts_with("error: unknown_field (bogus)"), "{err}");
+    let json = home.run(&["--json", "kanban", "lists"]).expect(0).json();
+    assert!(
+        json["items"].as_array().is_some_and(|items| items.iter().any(|l| l["name"] == format!("14 {}", CORPUS[14]))),
+        "{json}"
+    );
+}
