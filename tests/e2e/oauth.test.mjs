@@ -29,7 +29,7 @@ const SCOPES = [
   'data:members:write', 'op:cards_in_list', 'op:clear_done', 'op:complete_card', 'op:export_board', 'op:move_card',
 ];
 /** The tools a grant holding every scope is offered: the compact surface and the operation runners, no `show`. */
-const TOOLS = ['describe', 'query', 'get', 'create', 'update', 'delete', 'run_operation', 'job_status'];
+const TOOLS = ['describe', 'query', 'get', 'create', 'update', 'delete', 'run_operation', 'job_status', 'check_claims'];
 const CHALLENGE = `Bearer resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp", scope="${SCOPES.join(' ')}"`;
 
 /** Adds `sign_in = true` to the copy's `[mcp]` table, making the table when the example has none. */

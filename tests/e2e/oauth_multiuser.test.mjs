@@ -28,7 +28,7 @@ const ASKED = ['data:cards:read', 'data:lists:read', 'data:cards:write', 'op:mov
 /** What the person leaves ticked. */
 const NARROWED = ['data:cards:read', 'data:lists:read', 'op:move_card'];
 /** The tools a grant holding NARROWED is offered: reads and the operation runners, no write tool. */
-const TOOLS = ['describe', 'query', 'get', 'run_operation', 'job_status'];
+const TOOLS = ['describe', 'query', 'get', 'run_operation', 'job_status', 'check_claims'];
 
 /** Makes the temp copy of the kanban example multi-user, with `[mcp] sign_in = true`. */
 function multiUserSignIn(dir) {

@@ -48,7 +48,7 @@ async def main(binary: str, config_dir: str) -> None:
               f"negotiated {client.protocol_version}")
         tools = [t.name for t in (await client.list_tools()).tools]
         check(tools == ["apps", "search_apps", "describe", "query", "get", "create", "update", "delete",
-                        "run_operation", "job_status", "whoami", "requests", "claim_request", "answer_request"],
+                        "run_operation", "job_status", "check_claims", "whoami", "requests", "claim_request", "answer_request"],
               f"tools {tools}")
 
         apps = (await client.call_tool("apps", {})).structured_content["apps"]

@@ -29,7 +29,7 @@ async def main(url: str, token: str) -> None:
         check(client.protocol_version == ("2025-11-25" if MODE == "legacy" else "2026-07-28"),
               f"negotiated {client.protocol_version}")
         tools = [t.name for t in (await client.list_tools()).tools]
-        check(tools == ["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status"], f"tools {tools}")
+        check(tools == ["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status", "check_claims"], f"tools {tools}")
 
         describe = await client.read_resource("a2app://describe")
         doc = json.loads(describe.contents[0].text)

@@ -24,7 +24,7 @@ await client.connect(transport, { timeout: 20000 });
 check(transport.sessionId !== undefined, "a legacy session was opened");
 
 const { tools } = await client.listTools();
-check(tools.map((t) => t.name).join() === "describe,query,get,create,update,delete,run_operation,job_status", "tools listed in order");
+check(tools.map((t) => t.name).join() === "describe,query,get,create,update,delete,run_operation,job_status,check_claims", "tools listed in order");
 check(tools.find((t) => t.name === "delete").annotations.destructiveHint === true, "delete is destructive");
 
 const describe = await client.readResource({ uri: "a2app://describe" });

@@ -510,6 +510,7 @@ pub(crate) fn receipt(
         at: at.to_owned(),
         agent: caller.agent.clone(),
         caller: caller.label(),
+        before: Default::default(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! credentials, and a registered local app's token file.
 
 pub mod add;
+pub mod claims;
 pub mod gateway;
 pub mod grants;
 pub mod index;
@@ -59,9 +60,11 @@ Adding a remote app from its domain, page, catalog or card (discovery):
   a2app add DOMAIN|URL [--allow-local]
 The public App Index (crawled apps, each proven by its publisher's own catalog):
   a2app index crawl DOMAIN|URL…  |  recheck  |  search QUERY  |  list  |  serve [ADDR]
+What an agent tells its person, checked against what it stored (message on stdin):
+  a2app claims TARGET [--since T]     exit 0: pass, 4: withheld (each discrepancy says what to do)
 Credentials:
   a2app TARGET login   (reads the token on stdin)   a2app TARGET logout   a2app TARGET forget
-Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable."
+Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable, 4 withheld."
 )]
 pub struct Cli {
     /// The app: its URL (https://…) or the name a local app registered under.
@@ -112,6 +115,10 @@ pub struct Cli {
     /// `grant ask`: how long to wait for a person's decision, in seconds.
     #[arg(long, default_value_t = 300)]
     pub wait: u64,
+    /// `claims`: where the turn starts: a time, or the cursor the last check
+    /// answered (default: the end of this credential's last passed check).
+    #[arg(long)]
+    pub since: Option<String>,
 }
 
 /// What the binary resolved from the environment.
@@ -198,7 +205,11 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
         }
         return Ok(gateway::serve(gateway).await);
     }
-    let words: Vec<&str> = cli.words.iter().map(String::as_str).collect();
+    // `a2app claims TARGET`, as a person reads it, is `a2app TARGET claims`.
+    let (target, words): (String, Vec<&str>) = match (target.as_str(), cli.words.as_slice()) {
+        ("claims", [app]) => (app.clone(), vec!["claims"]),
+        _ => (target, cli.words.iter().map(String::as_str).collect()),
+    };
     if let ["forget" | "logout"] = words.as_slice() {
         let origin = session::origin_of(&config, &target)?;
         return if words[0] == "forget" { forget(out, &config, &origin) } else { logout(out, &config, &origin) };
@@ -233,6 +244,7 @@ async fn dispatch(cli: &Cli, env: &Env, out: Out) -> Result<u8, Failure> {
         ["update", entity, id, args @ ..] => write::update(&mut ctx, entity, id, args).await,
         ["delete", entity, id] => write::delete(&mut ctx, entity, id).await,
         ["login"] => login(&mut ctx),
+        ["claims"] => claims::check(&mut ctx).await,
         ["grant"] | ["grant", "status"] => grants::status(&mut ctx).await,
         ["grant", "ask", scopes @ ..] => grants::ask(&mut ctx, scopes).await,
         ["grant", "revoke"] => grants::revoke(&mut ctx).await,

@@ -378,6 +378,17 @@ impl Api {
         }
     }
 
+    /// `POST /api/_a2app/claims` `{message, since?}`: the agent's message
+    /// for its person, checked against what this credential stored in its
+    /// turn. Sent once: a lost answer is asked again with the same `since`.
+    pub async fn check_claims(&self, message: &str, since: Option<&str>) -> Result<protocol::claim::Check, CallError> {
+        let mut body = serde_json::json!({ "message": message });
+        if let Some(since) = since {
+            body["since"] = Value::String(since.to_owned());
+        }
+        self.post_once("/api/_a2app/claims", &body).await
+    }
+
     /// `GET /api/_jobs/{id}`.
     pub async fn job(&self, id: &str) -> Result<crate::operations::Job, CallError> {
         self.get_json(&format!("/api/_jobs/{}", encode(id)?)).await

@@ -194,6 +194,7 @@ pub async fn decide(app: &Arc<App>, decider: &Decider, key: &str, yes: bool) -> 
         at: now,
         agent: None,
         caller: who,
+        before: Default::default(),
     };
     let store = Arc::clone(&app.store);
     blocking(move || Ok(store.audit(&receipt)?)).await?;

@@ -11,11 +11,13 @@
 
 pub mod app;
 pub mod approvals;
+pub mod claims;
 pub mod files;
 pub mod handlers;
 pub mod jobs;
 pub mod operations;
 pub mod records;
+pub mod refusals;
 pub mod requests;
 pub mod schedule;
 pub mod surfaces;

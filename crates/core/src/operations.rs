@@ -84,7 +84,19 @@ pub fn list(app: &App) -> Vec<protocol::describe::DescribedOperation> {
 }
 
 /// Runs an operation for `caller`, who was authorized for a write.
+/// A run the app refused an agent is kept ([`crate::refusals`]), as a
+/// refused record write is.
 pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Invocation) -> Result<Answer, Error> {
+    let params = invocation.params.clone();
+    let result = run(app, caller, name, invocation).await;
+    if let Err(e) = &result {
+        let attempt = crate::refusals::Attempt { action: "run", entity: "", id: name, body: &params };
+        crate::refusals::keep(app, caller, attempt, e).await;
+    }
+    result
+}
+
+async fn run(app: &Arc<App>, caller: &Caller, name: &str, invocation: Invocation) -> Result<Answer, Error> {
     let op = app
         .definition
         .operations
@@ -158,6 +170,9 @@ pub async fn invoke(app: &Arc<App>, caller: &Caller, name: &str, invocation: Inv
 
 /// One audit entry per run, attributed like a write; a failure to record it
 /// is logged, since the run itself already happened.
+///
+/// The audit entry of a run that started a job says which job in its text
+/// (the receipt has no field for it): [`started_job`] reads it back.
 async fn audit(
     app: &Arc<App>,
     caller: &Caller,
@@ -170,7 +185,7 @@ async fn audit(
     let text = match result {
         Ok(Answer::Done(d)) if d.receipts.is_empty() => format!("{how} {}", op.name),
         Ok(Answer::Done(d)) => format!("{how} {} ({} records written)", op.name, d.receipts.len()),
-        Ok(Answer::Started(s)) => format!("{how} {}: started job {}", op.name, s.job_id),
+        Ok(Answer::Started(s)) => format!("{how} {}{STARTED_JOB}{}", op.name, s.job_id),
         Err(e) => format!("{how} {}: failed with {}", op.name, e.code()),
     };
     let receipt = Receipt {
@@ -182,6 +197,7 @@ async fn audit(
         at: a2app_definition::datetime::format(app.clock.now()),
         agent: caller.agent.clone(),
         caller: caller.label(),
+        before: Default::default(),
     };
     let store = Arc::clone(&app.store);
     let entry = receipt.clone();
@@ -310,6 +326,8 @@ fn split_receipt(mut record: Map<String, Value>) -> Result<Outcome, Error> {
     Ok(Outcome { result: Value::Object(record), receipts: receipt.into_iter().collect() })
 }
 
+/// Its record writes go through the records path without keeping their
+/// refusals: a refused run is kept once, as the run ([`invoke`]).
 async fn crud(
     app: &Arc<App>,
     caller: &Caller,
@@ -335,30 +353,33 @@ async fn crud(
     match c.action {
         CrudAction::Create => {
             let body = if c.set.is_empty() { Value::Object(params.clone()) } else { fill_set(&c.set, params) };
-            split_receipt(records::create(app, caller, &c.entity, &body, &opts).await?)
+            split_receipt(records::create_record(app, caller, &c.entity, &body, &opts).await?)
         }
         CrudAction::Update => {
             let body = fill_set(&c.set, params);
             if c.id.is_some() {
-                return split_receipt(records::update(app, caller, &c.entity, &record_id()?, &body, &opts).await?);
+                return split_receipt(
+                    records::update_record(app, caller, &c.entity, &record_id()?, &body, &opts).await?,
+                );
             }
             let mut receipts = Vec::new();
             for row in records::rows(app, &c.entity, matching(app, caller, c, params)?).await? {
                 let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                let written = records::update(app, caller, &c.entity, &id, &body, &WriteOptions::default()).await?;
+                let written =
+                    records::update_record(app, caller, &c.entity, &id, &body, &WriteOptions::default()).await?;
                 receipts.extend(split_receipt(written)?.receipts);
             }
             Ok(Outcome { result: serde_json::json!({ "updated": receipts.len() }), receipts })
         }
         CrudAction::Delete => {
             if c.id.is_some() {
-                let receipt = records::delete(app, caller, &c.entity, &record_id()?, &opts).await?;
+                let receipt = records::delete_record(app, caller, &c.entity, &record_id()?, &opts).await?;
                 return Ok(Outcome { result: serde_json::json!({ "deleted": 1 }), receipts: vec![receipt] });
             }
             let mut receipts = Vec::new();
             for row in records::rows(app, &c.entity, matching(app, caller, c, params)?).await? {
                 let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                receipts.push(records::delete(app, caller, &c.entity, &id, &WriteOptions::default()).await?);
+                receipts.push(records::delete_record(app, caller, &c.entity, &id, &WriteOptions::default()).await?);
             }
             Ok(Outcome { result: serde_json::json!({ "deleted": receipts.len() }), receipts })
         }
@@ -513,4 +534,13 @@ async fn http(
             })
         }
     }
+}
+
+/// How an operation run's receipt text names the job it started.
+const STARTED_JOB: &str = ": started job ";
+
+/// The job an operation run's receipt text says it started, if any.
+pub fn started_job(text: &str) -> Option<&str> {
+    let (_, job) = text.rsplit_once(STARTED_JOB)?;
+    (!job.is_empty() && job.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(job)
 }

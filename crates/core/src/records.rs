@@ -11,6 +11,7 @@ pub mod paths;
 
 use crate::app::App;
 use crate::files;
+use crate::refusals::{self, Attempt};
 use a2app_access::caller::{Caller, CallerKind};
 use a2app_access::rules;
 use a2app_definition::error::Error;
@@ -380,7 +381,24 @@ async fn visible(
     Ok(!found.rows.is_empty())
 }
 
+/// A write the app refused an agent is kept ([`crate::refusals`]), so a
+/// claim of it reads "refused", and the person sees what was tried.
 pub async fn create(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    body: &Value,
+    opts: &WriteOptions,
+) -> Result<Map<String, Value>, Error> {
+    let result = create_record(app, caller, entity_name, body, opts).await;
+    if let Err(e) = &result {
+        let attempt = Attempt { action: "create", entity: entity_name, id: "", body };
+        refusals::keep(app, caller, attempt, e).await;
+    }
+    result
+}
+
+pub(crate) async fn create_record(
     app: &Arc<App>,
     caller: &Caller,
     entity_name: &str,
@@ -436,6 +454,21 @@ pub async fn update(
     body: &Value,
     opts: &WriteOptions,
 ) -> Result<Map<String, Value>, Error> {
+    let result = update_record(app, caller, entity_name, id, body, opts).await;
+    if let Err(e) = &result {
+        refusals::keep(app, caller, Attempt { action: "update", entity: entity_name, id, body }, e).await;
+    }
+    result
+}
+
+pub(crate) async fn update_record(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    id: &str,
+    body: &Value,
+    opts: &WriteOptions,
+) -> Result<Map<String, Value>, Error> {
     let ent = entity(app, entity_name)?;
     if !id::is_valid(id) {
         return Err(Error::NotFound);
@@ -479,6 +512,21 @@ pub async fn update(
 
 /// Deletes a record; the answer is its receipt.
 pub async fn delete(
+    app: &Arc<App>,
+    caller: &Caller,
+    entity_name: &str,
+    id: &str,
+    opts: &WriteOptions,
+) -> Result<Receipt, Error> {
+    let result = delete_record(app, caller, entity_name, id, opts).await;
+    if let Err(e) = &result {
+        let attempt = Attempt { action: "delete", entity: entity_name, id, body: &Value::Null };
+        refusals::keep(app, caller, attempt, e).await;
+    }
+    result
+}
+
+pub(crate) async fn delete_record(
     app: &Arc<App>,
     caller: &Caller,
     entity_name: &str,
@@ -706,16 +754,22 @@ fn new_write(
         caller: caller.label(),
         timezone: app.definition.config.timezone.clone(),
         password_hash: None,
-        labels_from: caller.grant.as_ref().map(|grant| {
-            let readable = grant.scopes.iter().filter_map(|scope| match scope {
-                Scope::Read(e) | Scope::Write(e) => Some(e.clone()),
-                Scope::Operation(_) => None,
-            });
-            Arc::new(readable.collect())
-        }),
+        labels_from: labels_from(caller).map(Arc::new),
         rule: None,
         on_commit: Some(feed(app, entity_name, action)),
         modifiers: Vec::new(),
+    })
+}
+
+/// The entities whose records a text for `caller` may name by label (`None`:
+/// all): a grant's, those its scopes read or write.
+pub fn labels_from(caller: &Caller) -> Option<std::collections::BTreeSet<String>> {
+    caller.grant.as_ref().map(|grant| {
+        let readable = grant.scopes.iter().filter_map(|scope| match scope {
+            Scope::Read(e) | Scope::Write(e) => Some(e.clone()),
+            Scope::Operation(_) => None,
+        });
+        readable.collect()
     })
 }
 

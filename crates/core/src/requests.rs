@@ -371,6 +371,7 @@ fn receipt(
         at: at.to_owned(),
         agent: caller.agent.clone(),
         caller: caller.label(),
+        before: Default::default(),
     }
 }
 

@@ -333,7 +333,7 @@ pub(crate) fn params(node: &Node, path: &str, problems: &mut Problems) -> Vec<Pa
 /// which `full` mode lists one tool per operation under its own name (a
 /// clash would list two tools of one name and reach only the fixed one).
 pub const RESERVED_NAMES: &[&str] =
-    &["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status", "show"];
+    &["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status", "show", "check_claims"];
 
 /// `^[a-z][a-z0-9_.-]*$`, at most 100 characters (what a scope `op:<name>` holds).
 pub(crate) fn is_op_name(name: &str) -> bool {

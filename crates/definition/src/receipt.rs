@@ -89,6 +89,7 @@ pub fn generate(ctx: &Context<'_>, row: &Row, label: &dyn Fn(&str, &str) -> Opti
         at: row.get("updated").and_then(Value::as_str).unwrap_or_default().to_owned(),
         agent: ctx.agent.clone(),
         caller: ctx.caller.clone(),
+        before: Default::default(),
     }
 }
 

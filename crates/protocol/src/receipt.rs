@@ -21,4 +21,9 @@ pub struct Receipt {
     pub agent: Option<String>,
     /// Who wrote: `own_ui`, `agent`, `user` or `anonymous`.
     pub caller: String,
+    /// For an update: what the record held before it, of the fields it
+    /// changed, its label field and its refs (what a message about the change
+    /// names it by: "renamed X", "moved X from To Do").
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub before: Map<String, Value>,
 }

@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod auth;
+pub mod claims;
 pub mod connection;
 pub mod dashboard;
 pub mod discovery;
@@ -62,6 +63,8 @@ pub fn router(state: State) -> Router {
         .route("/api/_a2app/whoami", get(identity::whoami))
         .route("/api/_a2app/receipts", get(identity::receipts))
         .route("/api/_a2app/actions", get(identity::actions))
+        .route("/api/_a2app/claims", get(claims::checks).post(claims::check))
+        .route("/api/_a2app/refusals", get(claims::refusals))
         .route("/api/_a2app/surfaces", get(surfaces::list).post(surfaces::render))
         .route("/api/_a2app/a2ui/catalog", get(surfaces::catalog))
         .route("/api/_a2app/grants", get(grants::list).post(grants::ask))

@@ -157,6 +157,27 @@ pub trait Store: Records {
     /// Audit entries stored after `since` (a wire-form time), oldest first.
     fn receipts(&self, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError>;
 
+    /// Audit entries after the entry `after` (its `seq`) and stored after
+    /// `since` (a wire-form time; empty: any), oldest first: the newest
+    /// `limit` of them. A claim check's turn.
+    fn audit_after(&self, after: i64, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError>;
+
+    /// Keeps a write the app refused an agent, and at most `keep` of them (the oldest go).
+    fn keep_refused(&self, refused: &RefusedWrite, keep: u64) -> Result<(), StoreError>;
+
+    /// Refused writes after `after` (their `seq`) and stored after `since`
+    /// (empty: any), oldest first: the newest `limit` of them.
+    fn refused_writes(&self, after: i64, since: &str, limit: u64) -> Result<Vec<RefusedWrite>, StoreError>;
+
+    /// Keeps a claim check, and at most `keep` of them (the oldest go).
+    fn keep_check(&self, check: &ClaimCheck, keep: u64) -> Result<(), StoreError>;
+
+    /// The newest `limit` claim checks, newest first.
+    fn claim_checks(&self, limit: u64) -> Result<Vec<ClaimCheck>, StoreError>;
+
+    /// The cursor the caller's last check ended at, if it made one.
+    fn last_check(&self, caller: &str, agent: Option<&str>) -> Result<Option<String>, StoreError>;
+
     /// A named secret of the app (e.g. the token signing secret), created on first use.
     fn secret(&self, name: &str) -> Result<String, StoreError>;
 
@@ -681,6 +702,42 @@ pub struct Written {
 
 /// How long an `Idempotency-Key` is remembered.
 pub const KEY_LIFETIME: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
+
+/// A write the app refused an agent: what was tried and why it was refused.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RefusedWrite {
+    pub seq: i64,
+    pub at: String,
+    /// As receipts name callers: `agent`, `grant:<id>`, ...
+    pub caller: String,
+    pub agent: Option<String>,
+    /// `create`, `update`, `delete` or `run`.
+    pub action: String,
+    /// Empty for a `run`.
+    pub entity: String,
+    /// The record (empty for a create), or the operation run.
+    pub id: String,
+    /// The fields sent, or the operation's params.
+    pub body: Map<String, Value>,
+    pub violations: Vec<Violation>,
+    /// One line for a person: "Refused an update of cards …: invalid_enum".
+    pub text: String,
+}
+
+/// A check of an agent's message, as the dashboard lists them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ClaimCheck {
+    pub seq: i64,
+    pub at: String,
+    pub caller: String,
+    pub agent: Option<String>,
+    /// `pass` or `withheld`.
+    pub verdict: String,
+    /// The check's discrepancies, as the check answered them.
+    pub discrepancies: Value,
+    /// Where the caller's next turn starts.
+    pub cursor: String,
+}
 
 /// One audit entry, as `receipts` lists them.
 #[derive(Debug, Clone, PartialEq)]

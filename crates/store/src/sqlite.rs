@@ -6,6 +6,7 @@
 //! its COMMIT returned (see `writer`).
 
 mod approvals;
+mod claims;
 mod grants;
 mod jobs;
 mod migrate;
@@ -459,7 +460,7 @@ impl Records for SqliteStore {
                 let claimed = claim_key(conn, &write)?;
                 let resolved = modified(conn, &cache, &schema, &write)?;
                 let write = resolved.as_ref().unwrap_or(&write);
-                let (row, action) = apply(conn, &cache, &schema, write)?;
+                let (row, action, before) = apply(conn, &cache, &schema, write)?;
                 let id = row.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
                 if let Some(hash) = &write.password_hash {
                     users::set_password(conn, &id, hash)?;
@@ -474,7 +475,7 @@ impl Records for SqliteStore {
                     )?
                     .execute(rusqlite::params![write.entity, write.key, id, now])?;
                 }
-                let receipt = audit(conn, &cache, &schema, write, &row, action)?;
+                let receipt = audit(conn, &cache, &schema, write, &row, action, before.as_ref())?;
                 Ok(Written { row, receipt })
             },
             committed,
@@ -503,6 +504,32 @@ impl Store for SqliteStore {
             out.push(AuditEntry { seq, receipt });
         }
         Ok(out)
+    }
+
+    fn audit_after(&self, after: i64, since: &str, limit: u64) -> Result<Vec<AuditEntry>, StoreError> {
+        claims::audit_after(&*self.reader()?, after, since, limit)
+    }
+
+    fn keep_refused(&self, refused: &crate::RefusedWrite, keep: u64) -> Result<(), StoreError> {
+        let refused = refused.clone();
+        self.on_writer(move |conn| claims::keep_refused(conn, &refused, keep))
+    }
+
+    fn refused_writes(&self, after: i64, since: &str, limit: u64) -> Result<Vec<crate::RefusedWrite>, StoreError> {
+        claims::refused_writes(&*self.reader()?, after, since, limit)
+    }
+
+    fn keep_check(&self, check: &crate::ClaimCheck, keep: u64) -> Result<(), StoreError> {
+        let check = check.clone();
+        self.on_writer(move |conn| claims::keep_check(conn, &check, keep))
+    }
+
+    fn claim_checks(&self, limit: u64) -> Result<Vec<crate::ClaimCheck>, StoreError> {
+        claims::claim_checks(&*self.reader()?, limit)
+    }
+
+    fn last_check(&self, caller: &str, agent: Option<&str>) -> Result<Option<String>, StoreError> {
+        claims::last_check(&*self.reader()?, caller, agent)
     }
 
     fn secret(&self, name: &str) -> Result<String, StoreError> {
@@ -794,9 +821,11 @@ fn audit(
     write: &Write,
     row: &Row,
     action: &str,
+    before: Option<&Row>,
 ) -> Result<protocol::receipt::Receipt, StoreError> {
-    let receipt =
-        verify::receipt(schema, write, row, action, |ent, entity, id| read_label(conn, cache, entity, ent, id).ok()?);
+    let receipt = verify::receipt(schema, write, row, action, before, |ent, entity, id| {
+        read_label(conn, cache, entity, ent, id).ok()?
+    });
     let text = serde_json::to_string(&receipt).map_err(|e| StoreError::Internal(e.to_string()))?;
     conn.prepare_cached(
         "INSERT INTO _a2app_audit (at, entity, record_id, action, agent, caller, receipt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -824,7 +853,7 @@ fn apply(
     cache: &SqlCache,
     schema: &Schema,
     write: &Write,
-) -> Result<(Row, &'static str), StoreError> {
+) -> Result<(Row, &'static str, Option<Row>), StoreError> {
     let name = write.entity.as_str();
     let now = a2app_definition::datetime::format(write.now);
     let ent = entity(schema, name)?;
@@ -853,7 +882,7 @@ fn apply(
             if !satisfies(conn, schema, name, id, write)? {
                 return Err(StoreError::Denied);
             }
-            Ok((row, "create"))
+            Ok((row, "create", None))
         }
         WriteKind::Update { id, if_match } => {
             let current = read_by_id(conn, cache, name, ent, id)?.ok_or(StoreError::NotFound)?;
@@ -878,7 +907,7 @@ fn apply(
             let row = read_by_id(conn, cache, name, ent, id)?
                 .ok_or_else(|| StoreError::NotStored(vec![verify::missing_row()]))?;
             verify::read_back(&write.values, &row)?;
-            Ok((row, "update"))
+            Ok((row, "update", Some(current)))
         }
         WriteKind::Delete { id, if_match } => {
             let current = read_by_id(conn, cache, name, ent, id)?.ok_or(StoreError::NotFound)?;
@@ -891,7 +920,7 @@ fn apply(
             if read_by_id(conn, cache, name, ent, id)?.is_some() {
                 return Err(StoreError::NotStored(vec![verify::still_there()]));
             }
-            Ok((current, "delete"))
+            Ok((current, "delete", None))
         }
     }
 }

@@ -116,6 +116,7 @@ pub(crate) fn receipt(
     write: &Write,
     row: &Map<String, Value>,
     action: &str,
+    before: Option<&Map<String, Value>>,
     label: impl Fn(&Entity, &str, &str) -> Option<Value>,
 ) -> protocol::receipt::Receipt {
     let ctx = a2app_definition::receipt::Context {
@@ -139,5 +140,23 @@ pub(crate) fn receipt(
     if action == "delete" {
         receipt.at = a2app_definition::datetime::format(write.now);
     }
+    if let (Some(before), Some(ent)) = (before, schema.entities.get(&write.entity)) {
+        receipt.before = prior(ent, write, before);
+    }
     receipt
+}
+
+/// What an update's record held before it, of what a message about the
+/// change may name it by: the fields written, its label field and its refs
+/// ("renamed X to Y", "moved X from To Do").
+fn prior(ent: &Entity, write: &Write, before: &Map<String, Value>) -> Map<String, Value> {
+    before
+        .iter()
+        .filter(|(field, _)| {
+            write.values.contains_key(*field)
+                || ent.label.as_deref() == Some(field.as_str())
+                || ent.fields.get(*field).is_some_and(|spec| spec.kind.target().is_some())
+        })
+        .map(|(field, value)| (field.clone(), value.clone()))
+        .collect()
 }

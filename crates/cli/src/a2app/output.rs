@@ -3,7 +3,8 @@
 //! goes to anything but a terminal (an agent's shell reads a pipe) is
 //! fenced as untrusted data (`display::fence`): it carries an app's words.
 //!
-//! Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable.
+//! Exit codes: 0 ok, 1 nothing found, 2 refused or invalid, 3 unreachable,
+//! 4 a message withheld by the claim check.
 
 use a2app_client::api::CallError;
 use a2app_client::coerce::{Candidate, Problem};
@@ -17,6 +18,8 @@ pub const OK: u8 = 0;
 pub const NOTHING_FOUND: u8 = 1;
 pub const REFUSED: u8 = 2;
 pub const UNREACHABLE: u8 = 3;
+/// `claims`: the message claims what the app did not store.
+pub const WITHHELD: u8 = 4;
 
 #[derive(Clone, Copy)]
 pub struct Out {

@@ -1073,3 +1073,31 @@ fn a_replayed_or_lost_operation_is_reported_as_what_it_is() {
         (Some("duplicate_request"), Some("cardaaaaaaaaaaa"))
     );
 }
+
+/// `a2app claims TARGET`: the message on stdin, checked against what this
+/// client stored (as `a2app-cli`); exit 4 when it must be withheld.
+#[test]
+fn a_message_is_checked_against_what_was_stored() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    home.run(&["kanban", "create", "lists", "name=To Do"]).expect(0);
+    home.run(&["kanban", "create", "cards", "title=Fix login", "list=To Do"]).expect(0);
+
+    let message = "I added 'Fix login' and deleted 'Old notes'.";
+    let withheld = home.run_with(&["claims", "kanban"], &[], Some(message)).expect(4);
+    let text = withheld.out();
+    assert!(text.starts_with("withheld: do not show this message"), "{text}");
+    assert!(text.contains("\n  no_write: "), "{text}");
+    assert!(text.contains("next turn: --since a0r0"), "a withheld turn stays open: {text}");
+
+    // The same turn, corrected; --json is the HTTP answer, and the target may come first.
+    let passed = home.run_with(&["--json", "kanban", "claims"], &[], Some("I added 'Fix login'.")).expect(0).json();
+    assert_eq!(passed["verdict"], "pass", "{passed}");
+    assert_eq!(passed["confirmations"].as_array().map(Vec::len), Some(2), "{passed}");
+    assert_eq!(passed["discrepancies"], serde_json::json!([]));
+
+    let empty = home.run_with(&["claims", "kanban"], &[], Some(" \n")).expect(2);
+    assert!(empty.err().contains("no message on stdin"), "{}", empty.err());
+    let bad = home.run_with(&["claims", "kanban", "--since", "yesterday"], &[], Some("Done.")).expect(2);
+    assert!(bad.err().contains("invalid_param"), "{}", bad.err());
+}

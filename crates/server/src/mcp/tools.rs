@@ -46,10 +46,11 @@ pub fn instructions(app: &App) -> String {
 }
 
 /// Every tool, in a fixed order: the compact surface, then the operation
-/// tools (none when the app has no operations).
+/// tools (none when the app has no operations), then the claim check.
 pub fn list(app: &App) -> Vec<Tool> {
     let mut defs = compact();
     defs.extend(operation_tools(&app.definition));
+    defs.push(claims_def());
     defs.into_iter().filter_map(|def| serde_json::from_value(def).ok()).collect()
 }
 
@@ -59,7 +60,8 @@ pub fn granted(app: &App, grant: &a2app_core::caller::GrantAccess, name: &str) -
     use protocol::grant::Scope;
     let any = |held: fn(&Scope) -> bool| grant.scopes.iter().any(held);
     match name {
-        "describe" => true,
+        // A grant's own writes are all it is checked against.
+        "describe" | "check_claims" => true,
         "query" | "get" => any(|s| matches!(s, Scope::Read(_) | Scope::Write(_))),
         "create" | "update" | "delete" => any(|s| matches!(s, Scope::Write(_))),
         "run_operation" | "job_status" => any(|s| matches!(s, Scope::Operation(_))),
@@ -109,17 +111,18 @@ fn key_param() -> Value {
 }
 
 fn if_match_param() -> Value {
-    json!({"type": "string", "description": "The updated value you read; if it changed since: version_conflict."})
+    json!({"type": "string", "description": "The updated value you read; changed since: version_conflict."})
 }
 
+/// A tool's input schema. No `$schema`: MCP reads a schema without one as
+/// JSON Schema 2020-12, and the 57 bytes it costs each tool are the room the
+/// compact list's token budget has (docs/decisions/0108).
 fn schema(properties: Value, required: &[&str]) -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
+    let mut schema = json!({"type": "object", "properties": properties, "additionalProperties": false});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
 }
 
 /// `readOnlyHint`, `destructiveHint`, `idempotentHint`; never open-world:
@@ -141,7 +144,7 @@ pub fn compact() -> Vec<Value> {
     vec![
         json!({
             "name": "describe",
-            "description": "The app's model: entities, fields (types, limits), operations, conventions. Call it first. path narrows it: cards, cards/fields/title, operations.",
+            "description": "The app's model: entities, fields (types, limits), operations, conventions. Call it first. path narrows it: cards, cards/fields/title.",
             "inputSchema": schema(json!({"path": {"type": "string", "description": "Part to read; omit for all."}}), &[]),
             "annotations": annotations("Describe the app", true, false, true),
         }),
@@ -199,6 +202,38 @@ pub fn compact() -> Vec<Value> {
             "annotations": annotations("Delete a record", false, true, true),
         }),
     ]
+}
+
+/// `check_claims`: the agent's message for the person, checked against what
+/// this caller stored since its last check. Read-only: it writes nothing the
+/// app holds (the check is kept for the person's dashboard, as a read is
+/// logged). The `a2app mcp` gateway serves it too.
+pub fn claims_def() -> Value {
+    json!({
+        "name": "check_claims",
+        "description": "Check your message to the person against your stored writes first. withheld: fix each discrepancy, do not send.",
+        "inputSchema": schema(json!({
+            "message": {"type": "string", "maxLength": a2app_core::claims::MAX_MESSAGE, "description": "Your text."},
+            "since": {"type": "string", "description": "A time, or a check's cursor."},
+        }), &["message"]),
+        "annotations": annotations("Check claims", true, false, true),
+    })
+}
+
+/// The text of a check for the model: the verdict, then what to do or what
+/// to show.
+pub fn claims_text(check: &protocol::claim::Check) -> String {
+    use protocol::claim::Verdict;
+    let mut lines = Vec::new();
+    match check.verdict {
+        Verdict::Pass => lines.push("pass: the message may be sent. Confirmations for the person:".to_owned()),
+        Verdict::Withheld => lines.push("withheld: do not send the message.".to_owned()),
+    }
+    lines.extend(check.discrepancies.iter().map(|d| format!("- {}", d.message)));
+    if check.verdict == Verdict::Pass {
+        lines.extend(check.confirmations.iter().map(|c| format!("- {c}")));
+    }
+    lines.join("\n")
 }
 
 /// `show`: A2UI surfaces, for hosts that draw this app's view (the only
@@ -367,6 +402,7 @@ pub(crate) async fn call(
         "get" => get(app, origin.caller, &args).await,
         "create" | "update" | "delete" => write(state, origin, name, &args, in_record).await,
         "show" => show(state, origin, &args).await,
+        "check_claims" => claims(state, origin, args).await,
         "run_operation" | "job_status" if !app.definition.operations.is_empty() => {
             operation(state, origin, name, &args).await
         }
@@ -402,7 +438,7 @@ fn declared(name: &str) -> Option<&'static Map<String, Value>> {
     let fixed = FIXED.get_or_init(|| {
         compact()
             .into_iter()
-            .chain([show_def()])
+            .chain([show_def(), claims_def()])
             .chain(runner(false))
             .filter_map(|def| {
                 Some((def["name"].as_str()?.to_owned(), def["inputSchema"]["properties"].as_object()?.clone()))
@@ -468,6 +504,14 @@ fn bad_param(key: &str, expected: &str, got: &Value) -> Error {
 
 fn shape(args: &Map<String, Value>) -> Result<Shape, Error> {
     Ok(Shape { expand: text(args, "expand")?, fields: text(args, "fields")? })
+}
+
+/// A turn is a writer's: the caller is resolved as for a write.
+async fn claims(state: &State, origin: &Call<'_>, args: Map<String, Value>) -> Result<Answer, Error> {
+    let caller = crate::mcp::caller(state, &origin.parts.headers, Intent::Write).await?;
+    let check = a2app_core::claims::check(&state.app, &caller, &Value::Object(args)).await?;
+    let text = claims_text(&check);
+    Ok(Answer { text: Some(text), ..Answer::json(check)? })
 }
 
 fn describe(app: &App, args: &Map<String, Value>) -> Result<Answer, Error> {

@@ -29,9 +29,11 @@ pub const MIME: &str = "text/html;profile=mcp-app";
 /// The tools whose results are not for the person's eyes: `describe` answers
 /// a document for the model, the gateway's `apps` and `whoami` a list and
 /// a credential summary, and its request-queue tools the agent's own work
-/// (the app's page shows the person the answer). Every other tool (the record tools, `run_operation`,
+/// (the app's page shows the person the answer), as is a claim check (its
+/// confirmations are for the agent to pass on). Every other tool (the record tools, `run_operation`,
 /// `job_status`, and in `full` mode each operation's own tool) is drawn.
-const UNLINKED: &[&str] = &["describe", "apps", "whoami", "requests", "claim_request", "answer_request"];
+const UNLINKED: &[&str] =
+    &["describe", "apps", "whoami", "requests", "claim_request", "answer_request", "check_claims", "search_apps"];
 
 const PAGE: &str = include_str!("view.html");
 /// Where the app's model goes into the page.

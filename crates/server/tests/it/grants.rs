@@ -397,7 +397,8 @@ async fn mcp_lists_only_the_tools_a_grant_can_use() {
     let bearer = format!("Bearer {}", reader.token(&t, "nonce-0000000000001").await);
     let (status, list) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/list", json!({})).await;
     assert_eq!(status, 200, "{list}");
-    assert_eq!(crate::mcp::names(&list), ["describe", "query", "get"]);
+    // Its own writes are all a grant's message is checked against.
+    assert_eq!(crate::mcp::names(&list), ["describe", "query", "get", "check_claims"]);
     let create = json!({"name": "create", "arguments": {"entity": "cards", "record": {"title": "x"}}});
     // Refused before the tool runs, with the scope to ask for (MCP's step-up; see it/oauth.rs).
     let (status, refused) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/call", create).await;
@@ -410,7 +411,7 @@ async fn mcp_lists_only_the_tools_a_grant_can_use() {
     let bearer = format!("Bearer {}", runner.token(&t, "nonce-0000000000002").await);
     let (_, list) = crate::mcp::rpc(&t, &[("authorization", &bearer)], "tools/list", json!({})).await;
     // Writing lists includes reading them.
-    let all = ["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status"];
+    let all = ["describe", "query", "get", "create", "update", "delete", "run_operation", "job_status", "check_claims"];
     assert_eq!(crate::mcp::names(&list), all);
     // An unknown or revoked token is refused before the protocol layer.
     let (status, body) = crate::mcp::rpc(&t, &[("authorization", "Bearer a2g_unknown")], "tools/list", json!({})).await;

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // test helpers panic on purpose: a panic is a failed test
 
 mod access;
+mod claims;
 mod connection;
 mod contract;
 mod dashboard;
@@ -60,6 +61,11 @@ impl TestApp {
     ) -> TestApp {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kanban");
         TestApp::serve(&root, edit, operations, registry).await
+    }
+
+    /// Serves a copy of the app in `root`, its operations.json replaced when given.
+    pub async fn example(root: &Path, operations: Option<&str>) -> TestApp {
+        TestApp::serve(root, |t| t.to_owned(), operations, a2app_core::operations::Registry::default()).await
     }
 
     /// Serves a copy of a fixture app under `tests/fixtures/`.

@@ -45,7 +45,7 @@ pub fn write(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) 
     };
     let write = resolved.as_ref().unwrap_or(write);
     unstorable(schema, write)?;
-    let (row, action) = apply(tx, cache, schema, write)?;
+    let (row, action, before) = apply(tx, cache, schema, write)?;
     if let Some(hash) = &write.password_hash {
         tx.execute(
             "INSERT INTO _a2app_auth (user_id, password_hash, token_key) VALUES ($1, $2, $3) \
@@ -56,7 +56,7 @@ pub fn write(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) 
     if action == "delete" && write.entity == a2app_definition::users::ENTITY {
         tx.execute("DELETE FROM _a2app_auth WHERE user_id = $1", &[id])?;
     }
-    let receipt = audit(tx, cache, schema, write, &row, action)?;
+    let receipt = audit(tx, cache, schema, write, &row, action, before.as_ref())?;
     super::changes::record(tx, write.now, action, &write.entity, &row)?;
     Ok(Written { row, receipt })
 }
@@ -128,7 +128,12 @@ pub fn claim_key(tx: &mut Tx<'_>, scope: &str, key: &str, id: &str, now: jiff::T
     Err(StoreError::DuplicateRequest { id: first.get(0) }.into())
 }
 
-fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> Result<(Row, &'static str), Fail> {
+fn apply(
+    tx: &mut Tx<'_>,
+    cache: &SqlCache,
+    schema: &Schema,
+    write: &Write,
+) -> Result<(Row, &'static str, Option<Row>), Fail> {
     let name = write.entity.as_str();
     let now = a2app_definition::datetime::format(write.now);
     let ent = entity(schema, name)?;
@@ -154,7 +159,7 @@ fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> R
             let row =
                 read(tx, &sql.by_id, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![verify::missing_row()]))?;
             verify::read_back(&write.values, &row)?;
-            Ok((row, "create"))
+            Ok((row, "create", None))
         }
         WriteKind::Update { id, if_match } => {
             // The answers come in the SQLite store's order (missing, then
@@ -184,7 +189,7 @@ fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> R
             let row =
                 read(tx, &sql.by_id, ent, id)?.ok_or_else(|| StoreError::NotStored(vec![verify::missing_row()]))?;
             verify::read_back(&write.values, &row)?;
-            Ok((row, "update"))
+            Ok((row, "update", Some(current)))
         }
         WriteKind::Delete { id, if_match } => {
             let current = read(tx, &for_update(&sql.by_id), ent, id)?.ok_or(StoreError::NotFound)?;
@@ -194,7 +199,7 @@ fn apply(tx: &mut Tx<'_>, cache: &SqlCache, schema: &Schema, write: &Write) -> R
             if read(tx, &sql.by_id, ent, id)?.is_some() {
                 return Err(StoreError::NotStored(vec![verify::still_there()]).into());
             }
-            Ok((current, "delete"))
+            Ok((current, "delete", None))
         }
     }
 }
@@ -279,11 +284,12 @@ fn audit(
     write: &Write,
     row: &Row,
     action: &str,
+    before: Option<&Row>,
 ) -> Result<protocol::receipt::Receipt, Fail> {
     // The receipt reads labels through a `Fn`: the transaction is lent to it
     // through a cell, and the first error it meets ends the write.
     let (cell, failed) = (std::cell::RefCell::new(tx), std::cell::RefCell::new(None));
-    let receipt = verify::receipt(schema, write, row, action, |ent, entity, id| {
+    let receipt = verify::receipt(schema, write, row, action, before, |ent, entity, id| {
         let sql = cache.get(entity, ent);
         let found = match cell.borrow_mut().query_opt(&sql.label_by_id, &[&id]) {
             Ok(found) => found?,

@@ -68,6 +68,15 @@ const INTERNAL_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS _a2app_approvals (
         key TEXT PRIMARY KEY NOT NULL, approver TEXT NOT NULL, operation TEXT NOT NULL, params TEXT NOT NULL,
         expires TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE IF NOT EXISTS _a2app_refused (
+        seq INTEGER PRIMARY KEY, at TEXT NOT NULL, caller TEXT NOT NULL, agent TEXT, action TEXT NOT NULL,
+        entity TEXT NOT NULL, record_id TEXT NOT NULL, body TEXT NOT NULL, violations TEXT NOT NULL,
+        text TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS _a2app_refused_at ON _a2app_refused (at);
+    CREATE TABLE IF NOT EXISTS _a2app_claim_checks (
+        seq INTEGER PRIMARY KEY, at TEXT NOT NULL, caller TEXT NOT NULL, agent TEXT, verdict TEXT NOT NULL,
+        discrepancies TEXT NOT NULL, cursor TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS _a2app_claim_checks_caller ON _a2app_claim_checks (caller, agent, seq);
 ";
 
 /// Columns the runtime's tables gained after they were first made, for

@@ -26,10 +26,7 @@ use std::sync::{Arc, Mutex};
 
 /// The tools' definitions, `app` first as every gateway tool has it.
 pub fn defs() -> Vec<Value> {
-    let schema = |properties: Value, required: &[&str]| {
-        json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-               "properties": properties, "required": required, "additionalProperties": false})
-    };
+    let schema = |properties: Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
     let app = json!({"type": "string", "minLength": 1, "description": "The app: a name from apps."});
     let id = json!({"type": "string", "minLength": 1, "description": "The request's id, from requests."});
     vec![

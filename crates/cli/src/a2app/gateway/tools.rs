@@ -58,7 +58,7 @@ pub fn list() -> Vec<Tool> {
     let apps = json!({
         "name": "apps",
         "description": "The apps this gateway drives: the name to pass as app, the app's id and title, its URL, and whether it answers now.",
-        "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {}, "additionalProperties": false},
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
         "annotations": {"title": "List apps", "readOnlyHint": true, "openWorldHint": false},
     });
     // Lean on purpose: the compact list has a byte budget (the gateway's
@@ -76,10 +76,14 @@ pub fn list() -> Vec<Tool> {
     let whoami = json!({
         "name": "whoami",
         "description": "Who the gateway acts as in an app (the credential it sends) and what that may do: read, write, operations.",
-        "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {}, "required": [], "additionalProperties": false},
+        "inputSchema": {"type": "object", "properties": {}, "required": [], "additionalProperties": false},
         "annotations": {"title": "Who am I", "readOnlyHint": true, "openWorldHint": false},
     });
-    let per_app = app_tools::compact().into_iter().chain(app_tools::runner(true)).chain([whoami]).map(with_app);
+    let per_app = app_tools::compact()
+        .into_iter()
+        .chain(app_tools::runner(true))
+        .chain([app_tools::claims_def(), whoami])
+        .map(with_app);
     [apps, search]
         .into_iter()
         .chain(per_app)
@@ -201,8 +205,8 @@ pub async fn call(
     let outcome = match name {
         "apps" => apps(gw).await.map(Step::from),
         "search_apps" => search_apps(gw, &args).await.map(Step::from),
-        "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status" | "whoami"
-        | "show" | "requests" | "claim_request" | "answer_request" => {
+        "describe" | "query" | "get" | "create" | "update" | "delete" | "run_operation" | "job_status"
+        | "check_claims" | "whoami" | "show" | "requests" | "claim_request" | "answer_request" => {
             match &request.request_state {
                 // A 2026-07-28 host repeating a call with the person's answer.
                 Some(state) => resume(gw, name, &args, state, request.input_responses.as_ref()).await.map(Step::from),
@@ -263,6 +267,11 @@ async fn on_app(
         "delete" => delete(&session, args).await?,
         "run_operation" => return run(gw, &mut session, args, ctx).await,
         "job_status" => Answer::json(session.api.job(&required(args, "jobId")?).await?),
+        "check_claims" => {
+            let check = session.api.check_claims(&required(args, "message")?, text(args, "since")?.as_deref()).await?;
+            let text = app_tools::claims_text(&check);
+            Answer { text, ..Answer::json(check) }
+        }
         "show" => show(&session, args).await?,
         "requests" => queued(super::queue::requests(gw, &mut session, &app, ctx).await?),
         "claim_request" => queued(super::queue::claim(gw, &mut session, args).await?),
