@@ -24,7 +24,7 @@ const transport = new StdioClientTransport({ command: binary, args: ["mcp"], env
 await client.connect(transport, { timeout: 20000 });
 
 const { tools } = await client.listTools();
-check(tools.length === 14 && tools[0].name === "apps" && tools[1].name === "search_apps", `tools ${tools.map((t) => t.name).join()}`);
+check(tools.length === 15 && tools[0].name === "apps" && tools[1].name === "search_apps", `tools ${tools.map((t) => t.name).join()}`);
 check(tools.every((t, i) => i < 2 || t.inputSchema.required[0] === "app"), "every app tool takes app first");
 
 const apps = await client.callTool({ name: "apps", arguments: {} });

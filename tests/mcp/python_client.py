@@ -58,6 +58,14 @@ async def main(url: str, token: str) -> None:
 
         bad = await client.call_tool("create", {"entity": "cards", "record": {"title": "x", "list": list_id, "due_date": "tomorrow"}})
         check(bad.is_error and bad.structured_content["code"] == "invalid_date", "invalid create is an isError invalid_date")
+
+        # The agent's message for its person, checked against what this client stored.
+        claim = await client.call_tool("check_claims", {"message": f"I added 'Card {MODE}' to 'Py {MODE}' and deleted 'Old'."})
+        check(not claim.is_error and claim.structured_content["verdict"] == "withheld"
+              and [d["reason"] for d in claim.structured_content["discrepancies"]] == ["no_write"],
+              f"a claim of a delete never made is withheld: {claim.content[0].text}")
+        honest = await client.call_tool("check_claims", {"message": f"I added 'Card {MODE}' to 'Py {MODE}'."})
+        check(honest.structured_content["verdict"] == "pass", f"the honest message passes: {honest.content[0].text}")
         check(bad.structured_content["violations"][0]["field"] == "due_date", "the violation names the field")
 
 

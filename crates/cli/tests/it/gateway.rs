@@ -1187,3 +1187,36 @@ fn requests_reach_the_agent_once_the_person_consents_through_the_host() {
     let list = home.run(&["--json", "kanban", "requests"]).expect(0).json();
     assert_eq!(list["requests"][0]["id"], priority.as_str());
 }
+
+/// `check_claims` through the gateway: the message is checked against what
+/// the gateway's own credential stored, and its text says what to do.
+#[test]
+fn a_message_is_checked_through_the_gateway() {
+    let home = Home::new();
+    let (_dir, _server) = kanban(&home);
+    let mut gw = Gateway::legacy(&home, &[], &[]);
+    gw.ok("create", json!({"app": "kanban", "entity": "lists", "record": {"name": "To Do"}}));
+    gw.ok("create", json!({"app": "kanban", "entity": "cards", "record": {"title": "Fix login", "list": "To Do"}}));
+
+    let withheld = gw.call(
+        "check_claims",
+        json!({"app": "kanban", "message": "I added 'Fix login' and deleted 'Old notes'."}),
+        false,
+    );
+    assert_eq!(withheld["structuredContent"]["verdict"], "withheld", "{withheld}");
+    let reasons: Vec<&str> = withheld["structuredContent"]["discrepancies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, ["no_write"]);
+    let text = withheld["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("withheld: do not send the message.\n- "), "{text}");
+
+    let passed = gw.ok("check_claims", json!({"app": "kanban", "message": "I added 'Fix login' to To Do."}));
+    assert_eq!(passed["verdict"], "pass", "{passed}");
+    assert_eq!(passed["confirmations"].as_array().map(Vec::len), Some(2), "{passed}");
+    let missing = gw.refused("check_claims", json!({"app": "kanban"}));
+    assert_eq!((missing["code"].as_str(), missing["field"].as_str()), (Some("invalid_param"), Some("message")));
+}
