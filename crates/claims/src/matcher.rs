@@ -398,6 +398,14 @@ impl<'a> Matcher<'a> {
         if let Some((_, j)) = best
             && (j.reason == Some(Reason::ValueDiffers) || refused.is_empty())
         {
+            // "Set its priority to critical" when the update that sent
+            // `critical` was refused: the refusal, not the value the record
+            // kept, is what the agent must hear about.
+            if j.reason == Some(Reason::ValueDiffers)
+                && let Some(&i) = refused.iter().rev().find(|&&i| self.carries(c, i))
+            {
+                return self.refusal(i, c);
+            }
             return j;
         }
         if let Some(&i) = namesakes.first() {
@@ -410,13 +418,23 @@ impl<'a> Matcher<'a> {
                 .find(|&i| writes[i].action == Action::Run && writes[i].id == op.name && !writes[i].is_stored())
         });
         if let Some(i) = refused.last().copied().or(op_refused) {
-            let mut j = Judgement::new(Some(Reason::RefusedWrite), Some(i), c);
-            if let Outcome::Refused(violations) = &writes[i].outcome {
-                j.violations = violations.iter().map(|v| v.code).collect();
-            }
-            return j;
+            return self.refusal(i, c);
         }
         Judgement::new(Some(Reason::NoWrite), None, c)
+    }
+
+    /// `refused_write`, naming the refused attempt `i` and its codes.
+    fn refusal(&self, i: usize, c: &Found) -> Judgement {
+        let mut j = Judgement::new(Some(Reason::RefusedWrite), Some(i), c);
+        if let Outcome::Refused(violations) = &self.turn.writes[i].outcome {
+            j.violations = violations.iter().map(|v| v.code).collect();
+        }
+        j
+    }
+
+    /// Whether the refused attempt `i` sent every value the claim names.
+    fn carries(&self, c: &Found, i: usize) -> bool {
+        !c.values.is_empty() && c.values.iter().all(|said| matches!(self.fit(said, i), Fit::Match(_)))
     }
 
     /// The claim's values against one record's stored writes.
