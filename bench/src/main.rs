@@ -326,6 +326,11 @@ async fn run_in(config: &Config, root: &Path, exe: &Path, target: &Path, work: &
     say("preparing both servers");
     let example = root.join("examples/kanban");
     let pb_bin = tokio::task::block_in_place(|| pocketbase::ensure_binary(root, target, &work.join("pip.log")))?;
+    // What a user installs: `agent-app` of this build's profile beside the
+    // benchmark (the same code as the `serve` mode measured), and PocketBase's.
+    let agent_app = exe.with_file_name("agent-app");
+    report.machine.push(("agent-app binary".into(), binary_size(&agent_app)));
+    report.machine.push(("PocketBase binary".into(), binary_size(&pb_bin)));
     let ours_dir = work.join("ours");
     ours::prepare_dir(&example, &ours_dir)?;
     let pb = tokio::task::block_in_place(|| {
@@ -812,6 +817,15 @@ fn command_line() -> String {
     let profile = if cfg!(debug_assertions) { "" } else { " --release" };
     let args = if args.is_empty() { String::new() } else { format!(" -- {}", args.join(" ")) };
     format!("cargo run{profile} -p bench{args}")
+}
+
+/// A file's size in MB, or why there is none (`agent-app` is built by
+/// `cargo build --release -p a2app-cli`, not by the benchmark's own build).
+fn binary_size(path: &Path) -> String {
+    match std::fs::metadata(path) {
+        Ok(m) => format!("{:.1} MB", m.len() as f64 / 1e6),
+        Err(_) => "not built".into(),
+    }
 }
 
 fn loadavg() -> String {
